@@ -1,0 +1,28 @@
+"""A small, stable Python API over the engine (used by ``evallint run`` and by tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evallint.config import Config, load_config
+from evallint.engine import RunResult, enabled_codes, run_check
+from evallint.registry import load_checks, load_rules
+
+
+def lint(
+    paths: list[str],
+    *,
+    config: Config | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    use_cache: bool = False,
+    jobs: int | None = 1,
+) -> RunResult:
+    """Lint ``paths`` with the configuration found from the working directory (or ``config``).
+
+    Raises ConfigError, DiscoveryError or SelectionError on tool errors; never exits.
+    """
+    load_checks()
+    cfg = config if config is not None else load_config(Path.cwd())
+    enabled = enabled_codes(cfg, load_rules(), select=select, ignore=ignore)
+    return run_check(paths, cfg, enabled, jobs=jobs, use_cache=use_cache)

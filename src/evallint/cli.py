@@ -1,0 +1,196 @@
+"""The ``evallint`` command: check, rule, and the commands other modules attach (run, lock).
+
+Exit codes follow ruff: 0 clean, 1 findings, 2 tool error. Machine output goes to stdout;
+status goes to stderr. No traceback ever reaches the user (set EVALLINT_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+import evallint
+from evallint.config import ConfigError, load_config
+from evallint.discovery import DiscoveryError
+from evallint.findings import Severity
+from evallint.registry import RuleDataError, SelectionError, load_checks, load_rules
+from evallint.report import FORMATS
+from evallint.report.text import colorize
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def fail(message: str) -> None:
+    """Print a one-line tool error and exit 2."""
+    click.echo(f"evallint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+class _Group(click.Group):
+    """Turn any unexpected exception into a one-line message and exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except (ConfigError, DiscoveryError, SelectionError, RuleDataError) as exc:
+            fail(str(exc))
+        except Exception as exc:  # pragma: no cover - the last line of defence
+            if os.environ.get("EVALLINT_DEBUG"):
+                raise
+            fail(f"internal error: {type(exc).__name__}: {exc} (set EVALLINT_DEBUG=1 for details)")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(evallint.__version__, prog_name="evallint")
+def main() -> None:
+    """Static linter and policy checker for LLM evaluation loops."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
+@click.option("--extend-select", multiple=True, help="Enable these in addition to the selection.")
+@click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable.")
+@click.option("--output-format", type=click.Choice(sorted(FORMATS)), default=None,
+              help="Output format (default: text, or output-format from config).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of stdout.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Use this evallint.toml or pyproject.toml.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "note", "never"]), default=None,
+              help="Lowest severity that makes the exit code 1 (default: warning).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
+              help="Worker processes (default 0: one per core).")
+@click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule instead of findings.")
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str | None,
+    output_file: str | None,
+    config_path: str | None,
+    fail_on: str | None,
+    exit_zero: bool,
+    no_cache: bool,
+    jobs: int,
+    verbose: bool,
+    quiet: bool,
+    statistics: bool,
+) -> None:
+    """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
+    from evallint.engine import enabled_codes, run_check
+
+    load_checks()
+    metas = load_rules()
+    cfg = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    enabled = enabled_codes(cfg, metas, _split(select), _split(extend_select), _split(ignore))
+    targets = list(paths) or ["."]
+    result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache)
+    if not result.files:
+        fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
+             "prompt files, Python, notebooks, agent definitions and eval configs)")
+    fmt = output_format or cfg.output_format
+    if fmt not in FORMATS:
+        fail(f"unknown output format '{fmt}' (choose from {', '.join(sorted(FORMATS))})")
+    if statistics:
+        counts: dict[str, int] = {}
+        for f in result.findings:
+            counts[f.code] = counts.get(f.code, 0) + 1
+        body = "".join(f"{n:5d}  {c}  {metas[c].name if c in metas else ''}\n"
+                       for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    else:
+        body = FORMATS[fmt](result.findings, metas, verbose)
+    if output_file:
+        Path(output_file).write_text(body, encoding="utf-8")
+    elif body:
+        if fmt == "text" and sys.stdout.isatty() and not statistics:
+            lines = body.splitlines()
+            sev = iter(result.findings)
+            out = []
+            for ln in lines:
+                out.append(colorize(ln, next(sev).severity) if not ln.startswith(" ") else ln)
+            body = "\n".join(out) + "\n"
+        click.echo(body, nl=False)
+    for err in result.tool_errors:
+        click.echo(f"evallint: error: {err}", err=True)
+    if not quiet:
+        click.echo(_summary(result.findings, len(result.files), result.cached_files), err=True)
+    if result.tool_errors:
+        sys.exit(EXIT_ERROR)
+    failed = result.failed(fail_on or cfg.fail_on)
+    sys.exit(EXIT_FINDINGS if failed and not exit_zero else EXIT_CLEAN)
+
+
+def _summary(findings: list[Any], files: int, cached: int) -> str:
+    checked = f"{files} file{'s' if files != 1 else ''} checked"
+    if cached:
+        checked += f" ({cached} from cache)"
+    if not findings:
+        return f"All checks passed: {checked}."
+    counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
+    parts = [f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    return f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)}); {checked}."
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Explain every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rule(code: str | None, show_all: bool, output_format: str) -> None:
+    """Explain a rule: what it does, why it matters, an example and the fix."""
+    import json
+
+    metas = load_rules()
+    if show_all:
+        chosen = list(metas.values())
+    elif code:
+        key = code.upper()
+        meta = metas.get(key) or next((m for m in metas.values() if m.name == code.lower()), None)
+        if meta is None:
+            fail(f"unknown rule '{code}' (see `evallint rule --all`)")
+            return
+        chosen = [meta]
+    else:
+        fail("give a rule code (for example `evallint rule EL102`) or --all")
+        return
+    if output_format == "json":
+        click.echo(json.dumps([{
+            "code": m.code, "name": m.name, "severity": m.severity.value,
+            "invariant": m.invariant, "summary": m.summary, "what": m.what.strip(),
+            "why": m.why.strip(), "example": m.example.strip(), "fix": m.fix.strip(),
+            "default": m.default,
+        } for m in chosen], indent=2))
+        return
+    click.echo("\n".join(m.doc() for m in chosen), nl=False)
+
+
+def _attach_optional_commands() -> None:
+    """Commands that live in their own modules (executor, lock) attach here."""
+    import importlib
+
+    for module, attr in (("evallint.executor.cli", "run"), ("evallint.lockfile", "lock")):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue
+            raise
+        main.add_command(getattr(mod, attr))
+
+
+_attach_optional_commands()

@@ -1,0 +1,241 @@
+"""Configuration: ``[tool.evallint]`` in pyproject.toml or a top-level ``evallint.toml``.
+
+Unknown keys are an error that names the key (exit 2), as ruff does: a typo must never turn
+a rule off silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """Bad configuration: the message names the file and the key."""
+
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "node_modules", "__pycache__",
+    ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tox", ".nox", "build", "dist",
+    "site-packages", ".evallint_cache", ".ipynb_checkpoints",
+)
+
+
+@dataclass
+class Legitimate:
+    """A declared, reasoned exception: an evaluator that must see an extra input."""
+
+    paths: tuple[str, ...]
+    inputs: tuple[str, ...]
+    reason: str
+
+
+@dataclass
+class Config:
+    """The effective configuration of one run."""
+
+    root: Path = field(default_factory=Path.cwd)
+    source: Path | None = None
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
+    templates: list[str] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)  # glob -> generator|evaluator
+    evaluator_inputs: list[str] = field(default_factory=lambda: ["input", "output"])
+    aliases: dict[str, list[str]] = field(default_factory=dict)  # input|output -> names
+    legitimate: list[Legitimate] = field(default_factory=list)
+    severity: dict[str, str] = field(default_factory=dict)  # code -> error|warning|note
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> param overrides
+    policy: list[str] = field(default_factory=list)  # policy pack YAML files
+    fail_on: str = "warning"
+    output_format: str = "text"
+    cache_dir: str = ".evallint_cache"
+    max_file_size: int = 2_000_000
+    respect_gitignore: bool = True
+    extract_functions: list[str] = field(default_factory=list)
+    evaluator_functions: list[str] = field(default_factory=list)
+    generator_functions: list[str] = field(default_factory=list)
+    lock_file: str = "evallint.lock"
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def allowed_evaluator_inputs(self) -> set[str]:
+        names = set(self.evaluator_inputs)
+        for values in self.aliases.values():
+            names.update(values)
+        return names
+
+    def root_relative(self, display_path: str) -> str:
+        """The '/'-separated path of a file relative to the config root, for glob matching."""
+        import os
+
+        absolute = os.path.abspath(display_path)
+        try:
+            rel = os.path.relpath(absolute, self.root)
+        except ValueError:  # another drive on Windows
+            return display_path
+        return display_path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+    def fingerprint(self) -> str:
+        """A stable hash of every setting that can change a file's findings (cache key)."""
+        blob = json.dumps(self.raw, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+_LIST_KEYS = {
+    "select", "extend-select", "ignore", "exclude", "extend-exclude", "templates",
+    "evaluator-inputs", "policy", "extract-functions", "evaluator-functions",
+    "generator-functions",
+}
+_SCALAR_KEYS = {
+    "fail-on": str, "output-format": str, "cache-dir": str, "max-file-size": int,
+    "respect-gitignore": bool, "lock-file": str,
+}
+_TABLE_KEYS = {"per-file-ignores", "roles", "aliases", "severity", "rules"}
+_ARRAY_TABLE_KEYS = {"legitimate"}
+KNOWN_KEYS = _LIST_KEYS | set(_SCALAR_KEYS) | _TABLE_KEYS | _ARRAY_TABLE_KEYS
+_SEVERITIES = {"error", "warning", "note"}
+_FAIL_ON = {"error", "warning", "note", "never"}
+
+
+def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
+    """Walk up from ``start`` to the first evallint.toml or pyproject.toml with our table."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        for name in ("evallint.toml", ".evallint.toml"):
+            candidate = folder / name
+            if candidate.is_file():
+                data = _load_toml(candidate)
+                return candidate, data.get("tool", {}).get("evallint", data)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            data = _load_toml(pyproject)
+            table = data.get("tool", {}).get("evallint")
+            if table is not None:
+                return pyproject, table
+        if (folder / ".git").exists():
+            break
+    return None
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_config(start: Path, explicit: Path | None = None) -> Config:
+    """Find and validate the configuration that applies to ``start`` (a folder)."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"{explicit}: config file not found")
+        data = _load_toml(explicit)
+        table = data.get("tool", {}).get("evallint", data)
+        return parse_config(table, source=explicit, root=explicit.parent.resolve())
+    found = find_config(start)
+    if found is None:
+        return parse_config({}, source=None, root=start.resolve())
+    path, table = found
+    return parse_config(table, source=path, root=path.parent.resolve())
+
+
+def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> Config:
+    """Validate a raw ``[tool.evallint]`` table into a :class:`Config`."""
+    where = str(source) if source else "configuration"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.evallint] must be a table")
+    cfg = Config(root=root, source=source, raw=table)
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        attr = key.replace("-", "_")
+        if key not in KNOWN_KEYS:
+            raise ConfigError(
+                f"{where}: unknown key '{raw_key}' in [tool.evallint] "
+                f"(known: {', '.join(sorted(KNOWN_KEYS))})"
+            )
+        if key in _LIST_KEYS:
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: '{raw_key}' must be a list of strings")
+            setattr(cfg, attr, list(value))
+        elif key in _SCALAR_KEYS:
+            want = _SCALAR_KEYS[key]
+            if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+                raise ConfigError(f"{where}: '{raw_key}' must be a {want.__name__}")
+            setattr(cfg, attr, value)
+        elif key in _TABLE_KEYS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: '{raw_key}' must be a table")
+            setattr(cfg, attr, _table(where, raw_key, value))
+        elif key == "legitimate":
+            cfg.legitimate = _legitimate(where, value)
+    if cfg.fail_on not in _FAIL_ON:
+        raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(sorted(_FAIL_ON))}")
+    for code, sev in cfg.severity.items():
+        if sev not in _SEVERITIES:
+            raise ConfigError(f"{where}: severity of {code} must be error, warning or note")
+    for glob, role in cfg.roles.items():
+        if role not in ("generator", "evaluator"):
+            raise ConfigError(f"{where}: roles.{glob!r} must be 'generator' or 'evaluator'")
+    return cfg
+
+
+def _table(where: str, key: str, value: dict[str, Any]) -> dict[str, Any]:
+    if key in ("per-file-ignores", "aliases"):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if isinstance(v, str):
+                v = [v]
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ConfigError(f"{where}: '{key}.{k}' must be a list of strings")
+            out[k] = list(v)
+        return out
+    if key in ("roles", "severity"):
+        for k, v in value.items():
+            if not isinstance(v, str):
+                raise ConfigError(f"{where}: '{key}.{k}' must be a string")
+        return dict(value)
+    for k, v in value.items():  # rules: code -> table of parameters
+        if not isinstance(v, dict):
+            raise ConfigError(f"{where}: 'rules.{k}' must be a table of parameters")
+    return dict(value)
+
+
+def _legitimate(where: str, value: Any) -> list[Legitimate]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: 'legitimate' must be an array of tables ([[...]])")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}: legitimate[{i}] must be a table")
+        unknown = set(item) - {"path", "paths", "inputs", "input", "reason"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown key '{sorted(unknown)[0]}' in legitimate[{i}]")
+        paths = item.get("paths", item.get("path", "**"))
+        inputs = item.get("inputs", item.get("input", []))
+        paths = [paths] if isinstance(paths, str) else paths
+        inputs = [inputs] if isinstance(inputs, str) else inputs
+        reason = item.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigError(f"{where}: legitimate[{i}] needs a 'reason'")
+        if not inputs:
+            raise ConfigError(f"{where}: legitimate[{i}] needs 'inputs'")
+        out.append(Legitimate(paths=tuple(paths), inputs=tuple(inputs), reason=reason.strip()))
+    return out

@@ -1,0 +1,342 @@
+"""The pipeline: discover → parse (front-ends) → file checks → project checks → suppress.
+
+Per-file work (read, parse, file checks) is pure and cached by content hash; it runs in worker
+processes when there is enough of it. Cross-file checks run once, in the main process, over the
+facts of every file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import pickle
+import sys
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import evallint
+from evallint import globs, suppress
+from evallint.config import Config
+from evallint.discovery import FileTask, discover
+from evallint.facts import FileFacts, Pos
+from evallint.findings import Finding, Severity
+from evallint.frontend import FRONTENDS, ParseError
+from evallint.registry import (
+    FILE_CHECKS,
+    PROJECT_CHECKS,
+    Context,
+    Project,
+    RuleMeta,
+    load_checks,
+    load_rules,
+    selected_codes,
+)
+from evallint.source import SourceError, decode
+
+UNPARSABLE = "EL901"
+UNUSED_SUPPRESSION = "EL902"
+UNKNOWN_SUPPRESSION = "EL903"
+UNREASONED_SUPPRESSION = "EL904"
+PARALLEL_THRESHOLD = 48  # below this many files a pool costs more than it saves
+
+
+@dataclass
+class FileResult:
+    """What one file contributed: its facts (None if unreadable), findings, suppressions."""
+
+    task: FileTask
+    facts: FileFacts | None
+    findings: list[Finding]
+    suppressions: list[suppress.Suppression]
+    internal_error: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class RunResult:
+    """The outcome of ``evallint check``."""
+
+    findings: list[Finding]
+    files: list[FileTask]
+    tool_errors: list[str] = field(default_factory=list)
+    cached_files: int = 0
+    project: Project | None = None
+
+    def failed(self, fail_on: str) -> bool:
+        if fail_on == "never":
+            return False
+        floor = Severity(fail_on).rank
+        return any(f.severity.rank >= floor for f in self.findings)
+
+
+class _Analyzer:
+    """Per-process state for analysing files: config, context and enabled checks built once."""
+
+    def __init__(self, config: Config, enabled: set[str]) -> None:
+        load_checks()
+        self.config = config
+        self.metas = load_rules()
+        self.ctx = Context(config, self.metas, enabled)
+        self.enabled = enabled
+
+    def analyze(self, task: FileTask) -> FileResult:
+        try:
+            data = Path(task.abspath).read_bytes()
+        except OSError as exc:
+            return self._unparsable(task, f"cannot read file: {exc.strerror or exc}", Pos(1, 1))
+        return self.analyze_bytes(task, data)
+
+    def analyze_bytes(self, task: FileTask, data: bytes) -> FileResult:
+        try:
+            text = decode(data, self.config.max_file_size)
+        except SourceError as exc:
+            return self._unparsable(task, exc.message, Pos(exc.line, exc.column))
+        from evallint.source import SourceFile
+
+        source = SourceFile(path=Path(task.abspath), rel=task.path, text=text, data=data)
+        parse = FRONTENDS.get(task.kind)
+        if parse is None:
+            return FileResult(task, None, [], [])
+        try:
+            facts = parse(source, self.config)
+        except ParseError as exc:
+            result = self._unparsable(task, exc.message, Pos(exc.line, exc.column, exc.cell))
+            result.suppressions = suppress.scan(text)
+            return result
+        except RecursionError:
+            return self._unparsable(task, "too deeply nested to analyse (recursion limit)", None)
+        except Exception as exc:  # a bug in a front-end must not stop the run
+            return FileResult(task, None, [], [], internal_error=_describe(exc))
+        findings: list[Finding] = []
+        for check in FILE_CHECKS:
+            if task.kind not in check.kinds or not (set(check.codes) & self.enabled):
+                continue
+            try:
+                findings.extend(f for f in check.fn(facts, self.ctx) if f.code in self.enabled)
+            except Exception as exc:
+                return FileResult(task, facts, findings, [], internal_error=_describe(exc))
+        sups = facts.suppressions if facts.suppressions is not None else suppress.scan(text)
+        return FileResult(task, facts, findings, sups)
+
+    def _unparsable(self, task: FileTask, message: str, pos: Pos | None) -> FileResult:
+        f = self.ctx.finding(UNPARSABLE, task.path, pos, message, severity=Severity.ERROR)
+        return FileResult(task, None, [f] if UNPARSABLE in self.enabled else [], [])
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+_WORKER: _Analyzer | None = None
+
+
+def _init_worker(config: Config, enabled: set[str]) -> None:
+    global _WORKER
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    _WORKER = _Analyzer(config, enabled)
+
+
+def _work(task: FileTask) -> FileResult:
+    assert _WORKER is not None
+    return _WORKER.analyze(task)
+
+
+class Cache:
+    """Content-hash cache of per-file results (mtimes lie in CI and pre-commit checkouts)."""
+
+    def __init__(self, folder: Path, salt: str) -> None:
+        self.folder = folder
+        self.salt = salt
+        self.enabled = True
+
+    def key(self, task: FileTask, data: bytes) -> str:
+        h = hashlib.sha256(self.salt.encode())
+        h.update(task.kind.encode() + b"\0" + task.path.encode() + b"\0")
+        h.update(data)
+        return h.hexdigest()
+
+    def get(self, key: str) -> FileResult | None:
+        try:
+            with open(self.folder / key[:2] / key, "rb") as fh:
+                result = pickle.load(fh)
+        except Exception:
+            return None
+        return result if isinstance(result, FileResult) else None
+
+    def put(self, key: str, result: FileResult) -> None:
+        if result.internal_error:
+            return
+        target = self.folder / key[:2] / key
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except Exception:
+            self.enabled = False  # a read-only checkout: just stop caching
+
+
+def _code_salt() -> str:
+    """Changes whenever evallint's own code or rule data changes (editable installs too)."""
+    h = hashlib.sha256(evallint.__version__.encode())
+    pkg = Path(evallint.__file__).parent
+    from evallint.registry import rules_dir
+
+    for folder in (pkg, rules_dir()):
+        for p in sorted(folder.rglob("*")):
+            if p.suffix in (".py", ".yaml"):
+                st = p.stat()
+                h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def enabled_codes(config: Config, metas: dict[str, RuleMeta], select: list[str] | None = None,
+                  extend_select: list[str] | None = None,
+                  ignore: list[str] | None = None) -> set[str]:
+    """The rule codes this run reports, CLI options taking precedence over config."""
+    sel = select if select else config.select
+    ext = list(config.extend_select) + list(extend_select or [])
+    ign = list(config.ignore) + list(ignore or [])
+    return selected_codes(metas, sel, ext, ign)
+
+
+def run_check(
+    paths: list[str],
+    config: Config,
+    enabled: set[str],
+    *,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    tasks: list[FileTask] | None = None,
+) -> RunResult:
+    """Lint ``paths`` and return every finding after suppressions."""
+    load_checks()
+    metas = load_rules()
+    if tasks is None:
+        tasks = discover(paths, config)
+    cache: Cache | None = None
+    if use_cache:
+        salt = "|".join([_code_salt(), config.fingerprint(), ",".join(sorted(enabled))])
+        cache = Cache(config.root / config.cache_dir / "v1", salt)
+
+    results: list[FileResult | None] = [None] * len(tasks)
+    todo: list[tuple[int, str | None]] = []
+    cached = 0
+    for i, task in enumerate(tasks):
+        key = None
+        if cache is not None:
+            try:
+                data = Path(task.abspath).read_bytes()
+            except OSError:
+                todo.append((i, None))
+                continue
+            key = cache.key(task, data)
+            hit = cache.get(key)
+            if hit is not None:
+                hit.task = task
+                hit.cached = True
+                results[i] = hit
+                cached += 1
+                continue
+        todo.append((i, key))
+
+    workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+    fresh: Iterable[FileResult]
+    todo_tasks = [tasks[i] for i, _ in todo]
+    if workers > 1 and len(todo_tasks) >= PARALLEL_THRESHOLD:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_init_worker,
+            initargs=(config, enabled),
+        ) as pool:
+            chunk = max(1, len(todo_tasks) // (workers * 8))
+            fresh = list(pool.map(_work, todo_tasks, chunksize=chunk))
+    else:
+        analyzer = _Analyzer(config, enabled)
+        fresh = [analyzer.analyze(t) for t in todo_tasks]
+    for (i, key), res in zip(todo, fresh):
+        results[i] = res
+        if cache is not None and cache.enabled and key is not None:
+            cache.put(key, res)
+
+    final = [r for r in results if r is not None]
+    return _finish(final, config, metas, enabled, cached)
+
+
+def _finish(
+    results: list[FileResult],
+    config: Config,
+    metas: dict[str, RuleMeta],
+    enabled: set[str],
+    cached: int,
+) -> RunResult:
+    tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
+                   if r.internal_error]
+    project = Project(
+        files={r.task.path: r.facts for r in results if r.facts is not None}, config=config
+    )
+    ctx = Context(config, metas, enabled)
+    by_path: dict[str, list[Finding]] = {r.task.path: list(r.findings) for r in results}
+    for check in PROJECT_CHECKS:
+        if not (set(check.codes) & enabled):
+            continue
+        try:
+            for f in check.fn(project, ctx):
+                if f.code in enabled:
+                    by_path.setdefault(f.path, []).append(f)
+        except Exception as exc:
+            tool_errors.append(f"internal error in project check {check.codes}: {_describe(exc)}")
+
+    out: list[Finding] = []
+    sups_by_path = {r.task.path: r.suppressions for r in results}
+    for path, findings in by_path.items():
+        rel = config.root_relative(path)
+        ignored = [c for pat, codes in config.per_file_ignores.items() if globs.match(rel, pat)
+                   for c in codes]
+        sups = sups_by_path.get(path, [])
+        for f in findings:
+            if any(f.code.startswith(c.upper()) for c in ignored):
+                continue
+            hit = next((s for s in sups if s.covers(f.code, f.line, f.cell)), None)
+            if hit is not None:
+                hit.used.add(f.code)
+                continue
+            out.append(f)
+        out.extend(_suppression_findings(path, sups, ctx, metas, enabled))
+    out.sort(key=Finding.sort_key)
+    return RunResult(findings=out, files=[r.task for r in results], tool_errors=tool_errors,
+                     cached_files=cached, project=project)
+
+
+def _suppression_findings(path: str, sups: list[suppress.Suppression], ctx: Context,
+                          metas: dict[str, RuleMeta], enabled: set[str]) -> list[Finding]:
+    out = []
+    for s in sups:
+        pos = Pos(s.line, s.column, s.cell)
+        unknown = [c for c in s.codes if not any(m.startswith(c) for m in metas)]
+        if unknown and UNKNOWN_SUPPRESSION in enabled:
+            out.append(ctx.finding(UNKNOWN_SUPPRESSION, path, pos,
+                                   f"suppression names unknown rule {', '.join(unknown)}"))
+        if not s.reason and UNREASONED_SUPPRESSION in enabled:
+            out.append(ctx.finding(UNREASONED_SUPPRESSION, path, pos,
+                                   "suppression gives no reason (add `-- why this is safe`)"))
+        if UNUSED_SUPPRESSION not in enabled:
+            continue
+        if not s.codes:
+            if not s.used:
+                out.append(ctx.finding(UNUSED_SUPPRESSION, path, pos,
+                                       "unused suppression: it silences no finding"))
+            continue
+        unused = [c for c in s.codes if c not in unknown
+                  and not any(u.startswith(c) for u in s.used)
+                  and any(e.startswith(c) for e in enabled)]
+        if unused:
+            out.append(ctx.finding(UNUSED_SUPPRESSION, path, pos,
+                                   f"unused suppression for {', '.join(unused)}"))
+    return out

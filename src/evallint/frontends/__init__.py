@@ -1,0 +1,1 @@
+"""Front-ends: turn one file of a given kind into typed facts."""

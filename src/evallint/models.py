@@ -1,0 +1,80 @@
+"""Model identity and cost tiers, for I4 (same model) and the "evaluator is cheaper" policy.
+
+Tier data lives in ``rules/EL302.yaml`` (parameters ``families``) so a user can override it from
+``[tool.evallint.rules.EL302]`` without code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_DATE = re.compile(r"[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|latest|v\d+(?::\d+)?)$")
+_PROVIDER = re.compile(r"^(?:[a-z0-9_.-]+/)+")  # litellm "anthropic/claude-..."; bedrock "us.anthropic."
+
+
+def normalize(model: str) -> str:
+    """Canonical form for comparing two model ids: lower case, provider prefix and date dropped.
+
+    ``anthropic/claude-sonnet-4-5-20250929`` and ``claude-sonnet-4-5`` are the same model.
+    """
+    m = model.strip().lower()
+    m = _PROVIDER.sub("", m)
+    m = re.sub(r"^(?:us|eu|apac)\.anthropic\.", "", m)
+    m = re.sub(r"^anthropic\.", "", m)
+    prev = None
+    while prev != m:
+        prev = m
+        m = _DATE.sub("", m)
+    return m
+
+
+def same_model(a: str, b: str) -> bool:
+    return normalize(a) == normalize(b)
+
+
+DEFAULT_FAMILIES: list[dict[str, Any]] = [
+    {"match": "claude", "tiers": ["haiku", "sonnet", "opus"]},
+    {"match": "gpt", "tiers": ["nano", "mini", "", "pro"]},
+    {"match": "o", "tiers": ["mini", "", "pro"]},
+    {"match": "gemini", "tiers": ["flash-lite", "flash", "pro", "ultra"]},
+]
+
+
+def tier(model: str, families: list[dict[str, Any]] | None = None) -> tuple[str, int] | None:
+    """(family, rank) of a model, lower rank cheaper; None when the model is not in a family.
+
+    A tier word is matched as a whole '-'/'.'-separated token; the empty tier is the family's
+    base model (``gpt-4o`` is base, ``gpt-4o-mini`` is mini).
+    """
+    fams = families or DEFAULT_FAMILIES
+    norm = normalize(model)
+    tokens = re.split(r"[-_.:\s]+", norm)
+    for fam in fams:
+        prefix = str(fam["match"])
+        head = tokens[0] if tokens else ""
+        if not (head == prefix or (prefix == "o" and re.fullmatch(r"o\d+", head))
+                or (prefix != "o" and norm.startswith(prefix))):
+            continue
+        tiers = [str(t) for t in fam["tiers"]]
+        joined = "-".join(tokens)
+        best: int | None = None
+        for rank, word in enumerate(tiers):
+            if word and (f"-{word}-" in f"-{joined}-"):
+                best = rank if best is None or len(word) > len(tiers[best]) else best
+        if best is None and "" in tiers:
+            best = tiers.index("")
+        if best is not None:
+            return prefix, best
+    return None
+
+
+def is_cheaper(evaluator: str, generator: str, families: list[dict[str, Any]] | None = None) -> (
+    bool | None
+):
+    """True if the evaluator's tier is below the generator's, False if not, None if unknown."""
+    a = tier(evaluator, families)
+    b = tier(generator, families)
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return a[1] < b[1]

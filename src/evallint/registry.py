@@ -1,0 +1,303 @@
+"""Rules are data plus code: metadata and examples live in ``rules/*.yaml``; checks bind to ids.
+
+A check is a function registered with :func:`file_check` (one file's facts at a time, run in
+worker processes) or :func:`project_check` (all facts at once, for cross-file rules). Both
+yield findings made through :class:`Context`, which fills in severity and name from the rule's
+metadata and the user's configuration.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evallint.config import Config, Legitimate
+from evallint.facts import FileFacts, Pos
+from evallint.findings import Finding, Related, Severity
+from evallint.kinds import FileKind
+
+
+class RuleDataError(Exception):
+    """A broken rule file shipped with evallint or given as a policy pack."""
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    """Everything the docs, SARIF and the test suite know about one rule."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    what: str
+    why: str
+    example: str
+    fix: str
+    invariant: str = ""
+    default: bool = True
+    params: dict[str, Any] = field(default_factory=dict)
+    tests: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def doc(self) -> str:
+        """The rule's documentation as ``evallint rule`` prints it."""
+        parts = [f"{self.code} ({self.name})", ""]
+        if self.invariant:
+            parts.append(f"Invariant: {self.invariant}")
+        parts.append(f"Default severity: {self.severity.value}")
+        parts += ["", "## What it does", self.what.strip(), "", "## Why is this bad",
+                  self.why.strip(), "", "## Example", _indent(self.example), "",
+                  "## Use instead", _indent(self.fix)]
+        return "\n".join(parts).rstrip() + "\n"
+
+
+def _indent(text: str) -> str:
+    return "\n".join(("    " + ln) if ln.strip() else "" for ln in text.strip("\n").splitlines())
+
+
+def rules_dir() -> Path:
+    """Where the shipped rule YAML lives: inside the wheel, or ``rules/`` of a checkout."""
+    packaged = resources.files("evallint").joinpath("_rules")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    checkout = Path(__file__).resolve().parents[2] / "rules"
+    if checkout.is_dir():
+        return checkout
+    raise RuleDataError("rule data not found: the installation is incomplete (no _rules/)")
+
+
+_REQUIRED = ("code", "name", "severity", "summary", "what", "why", "example", "fix")
+
+
+def parse_rule(data: Any, source: str) -> RuleMeta:
+    """Validate one rule document."""
+    if not isinstance(data, dict):
+        raise RuleDataError(f"{source}: a rule must be a mapping")
+    missing = [k for k in _REQUIRED if not data.get(k)]
+    if missing:
+        raise RuleDataError(f"{source}: missing {', '.join(missing)}")
+    try:
+        severity = Severity(data["severity"])
+    except ValueError:
+        raise RuleDataError(f"{source}: severity must be error, warning or note") from None
+    return RuleMeta(
+        code=str(data["code"]), name=str(data["name"]), severity=severity,
+        summary=str(data["summary"]).strip(), what=str(data["what"]), why=str(data["why"]),
+        example=str(data["example"]), fix=str(data["fix"]),
+        invariant=str(data.get("invariant", "")), default=bool(data.get("default", True)),
+        params=dict(data.get("params") or {}), tests=dict(data.get("tests") or {}),
+        source=source,
+    )
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> dict[str, RuleMeta]:
+    """All shipped rules by code, loaded once per process."""
+    metas: dict[str, RuleMeta] = {}
+    for path in sorted(rules_dir().glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise RuleDataError(f"{path.name}: invalid YAML: {exc}") from None
+        meta = parse_rule(data, path.name)
+        if meta.code in metas:
+            raise RuleDataError(f"{path.name}: duplicate rule code {meta.code}")
+        metas[meta.code] = meta
+    return metas
+
+
+# --------------------------------------------------------------------------- checks
+
+FileCheckFn = Callable[[Any, "Context"], Iterable[Finding]]
+ProjectCheckFn = Callable[["Project", "Context"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    codes: tuple[str, ...]
+    kinds: frozenset[str]
+    fn: FileCheckFn
+
+
+@dataclass(frozen=True)
+class ProjectCheck:
+    codes: tuple[str, ...]
+    fn: ProjectCheckFn
+
+
+FILE_CHECKS: list[FileCheck] = []
+PROJECT_CHECKS: list[ProjectCheck] = []
+
+
+def file_check(*codes: str, kinds: Iterable[FileKind | str]) -> Callable[[FileCheckFn], FileCheckFn]:
+    """Register a per-file check for the given rule codes and file kinds."""
+
+    def deco(fn: FileCheckFn) -> FileCheckFn:
+        FILE_CHECKS.append(
+            FileCheck(codes=codes, kinds=frozenset(str(getattr(k, "value", k)) for k in kinds), fn=fn)
+        )
+        return fn
+
+    return deco
+
+
+def project_check(*codes: str) -> Callable[[ProjectCheckFn], ProjectCheckFn]:
+    """Register a cross-file check for the given rule codes."""
+
+    def deco(fn: ProjectCheckFn) -> ProjectCheckFn:
+        PROJECT_CHECKS.append(ProjectCheck(codes=codes, fn=fn))
+        return fn
+
+    return deco
+
+
+_LOADED = False
+
+
+def load_checks() -> None:
+    """Import every module of ``evallint.checks`` and ``evallint.frontends`` (they register)."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    for pkg_name in ("evallint.frontends", "evallint.checks"):
+        pkg = importlib.import_module(pkg_name)
+        for info in pkgutil.walk_packages(pkg.__path__, prefix=pkg_name + "."):
+            importlib.import_module(info.name)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+class SelectionError(Exception):
+    """A selector that names no rule (a typo in --select or config)."""
+
+
+def resolve_selector(selector: str, metas: dict[str, RuleMeta]) -> set[str]:
+    """Codes a selector names: ``ALL``, a code, a code prefix (``EL1``) or a rule name."""
+    sel = selector.strip()
+    if sel.upper() == "ALL":
+        return set(metas)
+    up = sel.upper()
+    codes = {c for c in metas if c.startswith(up)}
+    if not codes:
+        codes = {c for c, m in metas.items() if m.name == sel.lower()}
+    if not codes:
+        raise SelectionError(f"unknown rule selector '{selector}'")
+    return codes
+
+
+def selected_codes(
+    metas: dict[str, RuleMeta], select: list[str], extend: list[str], ignore: list[str]
+) -> set[str]:
+    """ruff's precedence: select, then extend-select, then ignore. Off-by-default rules need
+    naming by code or prefix (``ALL`` alone does not switch them on)."""
+    chosen: set[str] = set()
+    for sel in select:
+        codes = resolve_selector(sel, metas)
+        if sel.strip().upper() == "ALL":
+            codes = {c for c in codes if metas[c].default}
+        chosen |= codes
+    for sel in extend:
+        chosen |= resolve_selector(sel, metas)
+    for sel in ignore:
+        chosen -= resolve_selector(sel, metas)
+    return chosen
+
+
+# --------------------------------------------------------------------------- context
+
+
+class Context:
+    """What a check may consult besides facts: config, rule metadata and parameters."""
+
+    def __init__(self, config: Config, metas: dict[str, RuleMeta], enabled: set[str]) -> None:
+        self.config = config
+        self.metas = metas
+        self.enabled = enabled
+
+    def is_enabled(self, code: str) -> bool:
+        return code in self.enabled
+
+    def params(self, code: str) -> dict[str, Any]:
+        """Rule parameters from ``rules/CODE.yaml``, overridden by ``[tool.evallint.rules.CODE]``."""
+        merged = dict(self.metas[code].params) if code in self.metas else {}
+        merged.update(self.config.rules.get(code, {}))
+        return merged
+
+    def severity(self, code: str) -> Severity:
+        override = self.config.severity.get(code)
+        if override:
+            return Severity(override)
+        return self.metas[code].severity if code in self.metas else Severity.ERROR
+
+    def legitimate(self, facts: FileFacts, name: str) -> str | None:
+        """The reason an evaluator may see ``name``, if the file or the config declares one."""
+        for key, reason in facts.declarations.items():
+            if key == name or (key.endswith("*") and name.startswith(key[:-1])):
+                return reason
+        from evallint import globs
+
+        for leg in self.config.legitimate:
+            rel = self.config.root_relative(facts.path)
+            if globs.match_any(rel, leg.paths) and _names(leg, name):
+                return leg.reason
+        return None
+
+    def finding(
+        self,
+        code: str,
+        path: str,
+        pos: Pos | None,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        related: Iterable[Related] = (),
+        evidence: Iterable[str] = (),
+        end: Pos | None = None,
+        fix: str | None = None,
+    ) -> Finding:
+        """Build a finding with the configured severity and the rule's name."""
+        pos = pos or Pos(1, 1)
+        meta = self.metas.get(code)
+        return Finding(
+            code=code,
+            message=message,
+            path=path,
+            line=pos.line,
+            column=pos.column,
+            cell=pos.cell,
+            severity=severity or self.severity(code),
+            name=meta.name if meta else "",
+            end_line=end.line if end else None,
+            end_column=end.column if end else None,
+            related=list(related),
+            evidence=list(evidence),
+            fix=fix,
+        )
+
+
+def _names(leg: Legitimate, name: str) -> bool:
+    return any(i == name or (i.endswith("*") and name.startswith(i[:-1])) for i in leg.inputs)
+
+
+@dataclass
+class Project:
+    """Every file's facts, for rules that need more than one file (I4 across prompts, includes)."""
+
+    files: dict[str, FileFacts]
+    config: Config
+
+    def of_kind(self, *kinds: FileKind | str) -> Iterator[FileFacts]:
+        wanted = {str(getattr(k, "value", k)) for k in kinds}
+        for facts in self.files.values():
+            if facts.kind in wanted:
+                yield facts

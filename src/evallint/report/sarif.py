@@ -1,0 +1,79 @@
+"""SARIF 2.1.0, with rule metadata and help text, for code-scanning dashboards."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import evallint
+from evallint.findings import Finding, Severity
+from evallint.registry import RuleMeta
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _rule(meta: RuleMeta) -> dict[str, Any]:
+    help_text = f"{meta.what.strip()}\n\nWhy: {meta.why.strip()}\n\nFix:\n{meta.fix.strip()}"
+    help_md = (
+        f"## What it does\n{meta.what.strip()}\n\n## Why is this bad\n{meta.why.strip()}\n\n"
+        f"## Example\n```\n{meta.example.strip()}\n```\n\n## Use instead\n```\n{meta.fix.strip()}\n```"
+    )
+    return {
+        "id": meta.code,
+        "name": meta.name,
+        "shortDescription": {"text": meta.summary},
+        "fullDescription": {"text": meta.what.strip()},
+        "help": {"text": help_text, "markdown": help_md},
+        "defaultConfiguration": {"level": _LEVEL[meta.severity]},
+        "properties": {"invariant": meta.invariant, "tags": ["llm-eval", meta.code[:3]]},
+    }
+
+
+def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: bool) -> str:
+    codes = sorted({f.code for f in findings} | set(metas))
+    index = {c: i for i, c in enumerate(c for c in codes if c in metas)}
+    rules = [_rule(metas[c]) for c in codes if c in metas]
+    results = []
+    for f in findings:
+        region: dict[str, Any] = {"startLine": f.line, "startColumn": f.column}
+        if f.end_line:
+            region["endLine"] = f.end_line
+        if f.end_column:
+            region["endColumn"] = f.end_column
+        result: dict[str, Any] = {
+            "ruleId": f.code,
+            "level": _LEVEL[f.severity],
+            "message": {"text": f.message if f.cell is None else f"cell {f.cell}: {f.message}"},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "region": region,
+            }}],
+        }
+        if f.code in index:
+            result["ruleIndex"] = index[f.code]
+        if f.cell is not None:
+            result["properties"] = {"cell": f.cell}
+        if f.related:
+            result["relatedLocations"] = [
+                {"id": i, "message": {"text": r.message}, "physicalLocation": {
+                    "artifactLocation": {"uri": r.path, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": r.line, "startColumn": r.column}}}
+                for i, r in enumerate(f.related)
+            ]
+        results.append(result)
+    doc = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "evallint",
+                "version": evallint.__version__,
+                "informationUri": "https://pypi.org/project/evallint-policy/",
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,88 @@
+"""Reading files safely: bytes to text with clear, positioned reasons when that fails."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_BYTES = 2_000_000
+
+
+class SourceError(Exception):
+    """A file that cannot be turned into text. Carries the 1-based line where that was seen."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class SourceFile:
+    """A decoded file. ``rel`` is the '/'-separated path shown to the user."""
+
+    path: Path
+    rel: str
+    text: str
+    data: bytes
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """Decode UTF-8 (with or without BOM) or raise :class:`SourceError` saying where it broke."""
+    if len(data) > max_bytes:
+        raise SourceError(
+            f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit (max-file-size); "
+            "not analysed"
+        )
+    if b"\x00" in data[:8192]:
+        raise SourceError("binary file (contains NUL bytes); not analysed")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SourceError(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", line, col
+        ) from None
+
+
+def read_source(path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceFile:
+    """Read and decode one file; OS errors become :class:`SourceError` too."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read file: {exc.strerror or exc}") from None
+    return SourceFile(path=path, rel=rel, text=decode(data, max_bytes), data=data)
+
+
+def offset_to_pos(text: str, offset: int) -> tuple[int, int]:
+    """Convert a 0-based character offset into a 1-based (line, column)."""
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+class LineIndex:
+    """Fast offset -> (line, column) lookups for one text (bisect over line starts)."""
+
+    def __init__(self, text: str) -> None:
+        starts = [0]
+        pos = text.find("\n")
+        while pos != -1:
+            starts.append(pos + 1)
+            pos = text.find("\n", pos + 1)
+        self._starts = starts
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        from bisect import bisect_right
+
+        i = bisect_right(self._starts, offset) - 1
+        return i + 1, offset - self._starts[i] + 1
+
+    def offset(self, line: int, column: int = 1) -> int:
+        return self._starts[max(0, min(line, len(self._starts)) - 1)] + column - 1

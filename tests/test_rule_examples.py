@@ -1,0 +1,60 @@
+"""Every rule's VALID/INVALID examples from rules/*.yaml, run as tests (Fixit/semgrep style).
+
+A rule cannot drift from its documentation: the examples in its YAML are what is tested.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evallint.registry import load_rules
+from tests.conftest import lint_tree, write_files
+
+METAS = load_rules()
+
+
+def _cases(kind: str) -> list[Any]:
+    out = []
+    for code, meta in sorted(METAS.items()):
+        for i, ex in enumerate(meta.tests.get(kind) or []):
+            out.append(pytest.param(code, ex, id=f"{code}-{kind}-{i}-{ex.get('name', '')[:40]}"))
+    return out
+
+
+@pytest.mark.parametrize("code", sorted(METAS))
+def test_rule_has_two_valid_and_two_invalid_examples(code: str) -> None:
+    tests = METAS[code].tests
+    assert len(tests.get("valid") or []) >= 2, f"{code} needs at least two valid examples"
+    assert len(tests.get("invalid") or []) >= 2, f"{code} needs at least two invalid examples"
+
+
+@pytest.mark.parametrize(("code", "example"), _cases("valid"))
+def test_valid_example_is_clean(code: str, example: dict[str, Any], tmp_path: Path) -> None:
+    write_files(tmp_path, example["files"])
+    result = lint_tree(tmp_path, {code}, example.get("config"))
+    assert not result.tool_errors
+    hits = [f for f in result.findings if f.code == code]
+    assert hits == [], f"{code} fired on a valid example: {hits}"
+
+
+@pytest.mark.parametrize(("code", "example"), _cases("invalid"))
+def test_invalid_example_is_reported(code: str, example: dict[str, Any], tmp_path: Path) -> None:
+    write_files(tmp_path, example["files"])
+    result = lint_tree(tmp_path, {code}, example.get("config"))
+    assert not result.tool_errors
+    hits = [f for f in result.findings if f.code == code]
+    expected = example.get("expect") or []
+    assert hits, f"{code} did not fire on an invalid example"
+    only = next(iter(example["files"])) if len(example["files"]) == 1 else None
+    for exp in expected:
+        path = exp.get("path", only)
+        match = [f for f in hits if f.path == path and f.line == exp["line"]
+                 and ("column" not in exp or f.column == exp["column"])
+                 and ("cell" not in exp or f.cell == exp["cell"])
+                 and ("severity" not in exp or f.severity.value == exp["severity"])]
+        assert match, f"{code}: expected a finding at {path}:{exp['line']}, got {hits}"
+    if "count" in example:
+        assert len(hits) == example["count"], hits
