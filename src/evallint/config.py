@@ -183,7 +183,7 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
         elif key in _TABLE_KEYS:
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: '{raw_key}' must be a table")
-            setattr(cfg, attr, _table(where, raw_key, value))
+            setattr(cfg, attr, _table(where, key, value))
         elif key == "legitimate":
             cfg.legitimate = _legitimate(where, value)
     if cfg.fail_on not in _FAIL_ON:

@@ -122,7 +122,7 @@ class _Analyzer:
         return FileResult(task, facts, findings, sups)
 
     def _unparsable(self, task: FileTask, message: str, pos: Pos | None) -> FileResult:
-        f = self.ctx.finding(UNPARSABLE, task.path, pos, message, severity=Severity.ERROR)
+        f = self.ctx.finding(UNPARSABLE, task.path, pos, message)
         return FileResult(task, None, [f] if UNPARSABLE in self.enabled else [], [])
 
 

@@ -1,0 +1,72 @@
+"""Engine behaviour: cache, process pool, internal errors isolated per file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from evallint import frontend
+from evallint.cli import main
+from evallint.config import parse_config
+from evallint.engine import run_check
+from evallint.registry import load_checks, load_rules
+from tests.conftest import write_files
+
+BAD = {"hex": "ff0a"}
+
+
+def _run(root: Path, **kw: Any) -> Any:
+    load_checks()
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        cfg = parse_config({}, source=None, root=root)
+        cfg.respect_gitignore = False
+        return run_check(["."], cfg, set(load_rules()), **kw)
+    finally:
+        os.chdir(old)
+
+
+def test_cache_hit_gives_same_findings(tmp_path: Path) -> None:
+    write_files(tmp_path, {f"prompts/p{i}.j2": BAD for i in range(3)})
+    cold = _run(tmp_path, jobs=1, use_cache=True)
+    warm = _run(tmp_path, jobs=1, use_cache=True)
+    assert cold.cached_files == 0 and warm.cached_files == 3
+    assert [f.to_dict() for f in cold.findings] == [f.to_dict() for f in warm.findings]
+    # A changed file is re-analysed, the others still come from the cache.
+    (tmp_path / "prompts/p0.j2").write_bytes(b"ok\n\xff\n")
+    again = _run(tmp_path, jobs=1, use_cache=True)
+    assert again.cached_files == 2
+    assert any(f.path == "prompts/p0.j2" and f.line == 2 for f in again.findings)
+
+
+def test_process_pool_matches_serial(tmp_path: Path) -> None:
+    write_files(tmp_path, {f"prompts/p{i:03d}.j2": BAD for i in range(60)})
+    serial = _run(tmp_path, jobs=1, use_cache=False)
+    pooled = _run(tmp_path, jobs=2, use_cache=False)
+    assert len(serial.findings) == 60
+    assert [f.to_dict() for f in serial.findings] == [f.to_dict() for f in pooled.findings]
+
+
+def test_internal_error_in_front_end_is_isolated(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    load_checks()
+
+    def explode(source: Any, config: Any) -> Any:
+        if source.rel.endswith("boom.j2"):
+            raise ValueError("front-end bug")
+        return real(source, config)
+
+    real = frontend.FRONTENDS.get("jinja", lambda s, c: None)
+    monkeypatch.setitem(frontend.FRONTENDS, "jinja", explode)
+    write_files(tmp_path, {"prompts/boom.j2": "x", "prompts/bad.j2": BAD})
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["check", "--no-cache"])
+    assert res.exit_code == 2
+    assert "prompts/boom.j2: internal error: ValueError: front-end bug" in res.stderr
+    assert "prompts/bad.j2:1:1: EL901" in res.stdout  # the other file is still covered
+    assert "Traceback" not in res.output
