@@ -160,3 +160,18 @@ def test_python_m_entry_point_no_traceback(broken: Path) -> None:
                           cwd=broken, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_stdin_filename(tmp_path: Path) -> None:
+    runner = CliRunner()
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        res = runner.invoke(main, ["check", "--stdin-filename", "prompts/judge.j2"],
+                            input=b"ok\n\xff\n")
+        assert res.exit_code == 1
+        assert "prompts/judge.j2:2:1: EL901" in res.stdout
+        res = runner.invoke(main, ["check", "--stdin-filename", "README.md"], input=b"# hi\n")
+        assert res.exit_code == 2 and "no files to check" in res.stderr
+    finally:
+        os.chdir(old)

@@ -80,3 +80,11 @@ def test_walk_without_git_skips_venv(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.chdir(tmp_path)
     cfg = parse_config({"respect-gitignore": False}, source=None, root=tmp_path)
     assert [t.path for t in discover(["."], cfg)] == ["loop.py"]
+
+
+def test_include_restricts_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": "x", "other/prompts/gen.j2": "x", "loop.py": ""})
+    monkeypatch.chdir(tmp_path)
+    cfg = parse_config({"include": ["prompts/**"], "respect-gitignore": False}, source=None,
+                       root=tmp_path)
+    assert [t.path for t in discover(["."], cfg)] == ["prompts/judge.j2"]

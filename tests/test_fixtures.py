@@ -12,7 +12,9 @@ from pathlib import Path
 from tests.conftest import lint_tree
 
 ROOT = Path(__file__).resolve().parents[1]
-LINE = re.compile(r"^(?P<path>[^:\s]+):(?:cell (?P<cell>\d+):)?(?P<line>\d+): (?P<code>EL\d{3})\s*$")
+LINE = re.compile(
+    r"^(?P<path>[^:\s]+):(?:cell (?P<cell>\d+):)?(?P<line>\d+): (?P<code>EL\d{3})\s*$"
+)
 
 Key = tuple[str, int | None, int, str]
 

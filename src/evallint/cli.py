@@ -58,7 +58,8 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
+@click.option("--select", multiple=True,
+              help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--extend-select", multiple=True, help="Enable these in addition to the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable.")
 @click.option("--output-format", type=click.Choice(sorted(FORMATS)), default=None,
@@ -76,6 +77,8 @@ def main() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of findings.")
+@click.option("--stdin-filename", default=None,
+              help="Read the file's text from standard input and report it under this name.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -91,6 +94,7 @@ def check(
     verbose: bool,
     quiet: bool,
     statistics: bool,
+    stdin_filename: str | None,
 ) -> None:
     """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
     from evallint.engine import enabled_codes, run_check
@@ -100,7 +104,14 @@ def check(
     cfg = load_config(Path.cwd(), Path(config_path) if config_path else None)
     enabled = enabled_codes(cfg, metas, _split(select), _split(extend_select), _split(ignore))
     targets = list(paths) or ["."]
-    result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache)
+    if stdin_filename:
+        from evallint.engine import run_stdin
+
+        data = sys.stdin.buffer.read()
+        result = run_stdin(stdin_filename, data, cfg, enabled)
+        targets = [stdin_filename]
+    else:
+        result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache)
     if not result.files:
         fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
              "prompt files, Python, notebooks, agent definitions and eval configs)")
@@ -144,7 +155,8 @@ def _summary(findings: list[Any], files: int, cached: int) -> str:
         return f"All checks passed: {checked}."
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     parts = [f"{n} {s.value}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
-    return f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)}); {checked}."
+    plural = "s" if len(findings) != 1 else ""
+    return f"Found {len(findings)} finding{plural} ({', '.join(parts)}); {checked}."
 
 
 @main.command()

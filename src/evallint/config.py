@@ -49,6 +49,7 @@ class Config:
     extend_select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
     templates: list[str] = field(default_factory=list)
@@ -95,7 +96,7 @@ class Config:
 
 
 _LIST_KEYS = {
-    "select", "extend-select", "ignore", "exclude", "extend-exclude", "templates",
+    "select", "extend-select", "ignore", "include", "exclude", "extend-exclude", "templates",
     "evaluator-inputs", "policy", "extract-functions", "evaluator-functions",
     "generator-functions",
 }
@@ -228,10 +229,10 @@ def _legitimate(where: str, value: Any) -> list[Legitimate]:
         unknown = set(item) - {"path", "paths", "inputs", "input", "reason"}
         if unknown:
             raise ConfigError(f"{where}: unknown key '{sorted(unknown)[0]}' in legitimate[{i}]")
-        paths = item.get("paths", item.get("path", "**"))
-        inputs = item.get("inputs", item.get("input", []))
-        paths = [paths] if isinstance(paths, str) else paths
-        inputs = [inputs] if isinstance(inputs, str) else inputs
+        paths = _str_list(item.get("paths", item.get("path", "**")))
+        inputs = _str_list(item.get("inputs", item.get("input", [])))
+        if paths is None or inputs is None:
+            raise ConfigError(f"{where}: legitimate[{i}] paths and inputs must be strings")
         reason = item.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             raise ConfigError(f"{where}: legitimate[{i}] needs a 'reason'")
@@ -239,3 +240,11 @@ def _legitimate(where: str, value: Any) -> list[Legitimate]:
             raise ConfigError(f"{where}: legitimate[{i}] needs 'inputs'")
         out.append(Legitimate(paths=tuple(paths), inputs=tuple(inputs), reason=reason.strip()))
     return out
+
+
+def _str_list(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None

@@ -57,8 +57,8 @@ def _git_files(folder: Path) -> list[Path] | None:
 def _walk(folder: Path, exclude: list[str]) -> list[Path]:
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in exclude and not d.startswith(".")
-                             or d in (".claude",))
+        dirnames[:] = sorted(d for d in dirnames
+                             if (d not in exclude and not d.startswith(".")) or d == ".claude")
         for name in sorted(filenames):
             found.append(Path(dirpath) / name)
     return found
@@ -88,6 +88,8 @@ def discover(paths: list[str], config: Config) -> list[FileTask]:
             parts = rel_root.split("/")
             if any(globs.match(rel_root, pat) or pat in parts[:-1] for pat in exclude):
                 continue
+            if config.include and not globs.match_any(rel_root, config.include):
+                continue
             if not f.is_file():
                 continue
             kind = _kind(f, config, templates)
@@ -101,6 +103,11 @@ def _in_git(folder: Path) -> bool:
         if (parent / ".git").exists():
             return True
     return False
+
+
+def classify_path(p: Path, config: Config) -> str | None:
+    """The kind of one path under this configuration (reads the head of YAML/markdown)."""
+    return _kind(p, config, tuple(config.templates))
 
 
 def _kind(p: Path, config: Config, templates: tuple[str, ...]) -> str | None:

@@ -204,6 +204,19 @@ def enabled_codes(config: Config, metas: dict[str, RuleMeta], select: list[str] 
     return selected_codes(metas, sel, ext, ign)
 
 
+def run_stdin(name: str, data: bytes, config: Config, enabled: set[str]) -> RunResult:
+    """Lint text from standard input as if it were the file ``name`` (editor integrations)."""
+    from evallint.discovery import classify_path
+
+    load_checks()
+    kind = classify_path(Path(name), config)
+    if kind is None:
+        return RunResult(findings=[], files=[])
+    task = FileTask(path=name, abspath=str(Path(name).resolve()), kind=kind)
+    result = _Analyzer(config, enabled).analyze_bytes(task, data)
+    return _finish([result], config, load_rules(), enabled, 0)
+
+
 def run_check(
     paths: list[str],
     config: Config,
@@ -260,7 +273,7 @@ def run_check(
     else:
         analyzer = _Analyzer(config, enabled)
         fresh = [analyzer.analyze(t) for t in todo_tasks]
-    for (i, key), res in zip(todo, fresh):
+    for (i, key), res in zip(todo, fresh, strict=True):
         results[i] = res
         if cache is not None and cache.enabled and key is not None:
             cache.put(key, res)

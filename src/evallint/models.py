@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 _DATE = re.compile(r"[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|latest|v\d+(?::\d+)?)$")
-_PROVIDER = re.compile(r"^(?:[a-z0-9_.-]+/)+")  # litellm "anthropic/claude-..."; bedrock "us.anthropic."
+# litellm "anthropic/claude-...", openrouter "openai/gpt-4o"; bedrock ids are handled below.
+_PROVIDER = re.compile(r"^(?:[a-z0-9_.-]+/)+")
 
 
 def normalize(model: str) -> str:

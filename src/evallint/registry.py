@@ -137,12 +137,15 @@ FILE_CHECKS: list[FileCheck] = []
 PROJECT_CHECKS: list[ProjectCheck] = []
 
 
-def file_check(*codes: str, kinds: Iterable[FileKind | str]) -> Callable[[FileCheckFn], FileCheckFn]:
+def file_check(
+    *codes: str, kinds: Iterable[FileKind | str]
+) -> Callable[[FileCheckFn], FileCheckFn]:
     """Register a per-file check for the given rule codes and file kinds."""
 
     def deco(fn: FileCheckFn) -> FileCheckFn:
         FILE_CHECKS.append(
-            FileCheck(codes=codes, kinds=frozenset(str(getattr(k, "value", k)) for k in kinds), fn=fn)
+            FileCheck(codes=codes, kinds=frozenset(str(getattr(k, "value", k)) for k in kinds),
+                      fn=fn)
         )
         return fn
 
@@ -228,7 +231,7 @@ class Context:
         return code in self.enabled
 
     def params(self, code: str) -> dict[str, Any]:
-        """Rule parameters from ``rules/CODE.yaml``, overridden by ``[tool.evallint.rules.CODE]``."""
+        """Rule parameters from ``rules/CODE.yaml``, overridden by config ``rules.CODE``."""
         merged = dict(self.metas[code].params) if code in self.metas else {}
         merged.update(self.config.rules.get(code, {}))
         return merged

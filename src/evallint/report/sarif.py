@@ -17,7 +17,8 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
     help_text = f"{meta.what.strip()}\n\nWhy: {meta.why.strip()}\n\nFix:\n{meta.fix.strip()}"
     help_md = (
         f"## What it does\n{meta.what.strip()}\n\n## Why is this bad\n{meta.why.strip()}\n\n"
-        f"## Example\n```\n{meta.example.strip()}\n```\n\n## Use instead\n```\n{meta.fix.strip()}\n```"
+        f"## Example\n```\n{meta.example.strip()}\n```\n\n"
+        f"## Use instead\n```\n{meta.fix.strip()}\n```"
     )
     return {
         "id": meta.code,
