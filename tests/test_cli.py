@@ -175,3 +175,20 @@ def test_stdin_filename(tmp_path: Path) -> None:
         assert res.exit_code == 2 and "no files to check" in res.stderr
     finally:
         os.chdir(old)
+
+
+def test_baseline_roundtrip(broken: Path) -> None:
+    code, _, err = run(["check", "--no-cache", "--write-baseline", "base.json"], broken)
+    assert code == 0 and "Wrote 2 baseline entries" in err
+    code, out, err = run(["check", "--no-cache", "--baseline", "base.json"], broken)
+    assert code == 0 and out == "" and "2 known findings in the baseline" in err
+    # A new finding is still reported.
+    write_files(broken, {"prompts/third.j2": BAD_UTF8})
+    code, out, _ = run(["check", "--no-cache", "--baseline", "base.json"], broken)
+    assert code == 1 and "prompts/third.j2" in out and "judge.j2" not in out
+
+
+def test_bad_baseline_is_tool_error(broken: Path) -> None:
+    (broken / "base.json").write_text("{not json")
+    code, _, err = run(["check", "--no-cache", "--baseline", "base.json"], broken)
+    assert code == 2 and "base.json:1: invalid baseline JSON" in err

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 import evallint
+from evallint.baseline import BaselineError
 from evallint.config import ConfigError, load_config
 from evallint.discovery import DiscoveryError
 from evallint.findings import Severity
@@ -42,7 +43,7 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
-        except (ConfigError, DiscoveryError, SelectionError, RuleDataError) as exc:
+        except (ConfigError, DiscoveryError, SelectionError, RuleDataError, BaselineError) as exc:
             fail(str(exc))
         except Exception as exc:  # pragma: no cover - the last line of defence
             if os.environ.get("EVALLINT_DEBUG"):
@@ -77,6 +78,10 @@ def main() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of findings.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False), default=None,
+              help="Do not report findings recorded in this baseline file.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
+              default=None, help="Record every current finding in this file and exit 0.")
 @click.option("--stdin-filename", default=None,
               help="Read the file's text from standard input and report it under this name.")
 def check(
@@ -94,6 +99,8 @@ def check(
     verbose: bool,
     quiet: bool,
     statistics: bool,
+    baseline_path: str | None,
+    write_baseline_path: str | None,
     stdin_filename: str | None,
 ) -> None:
     """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
@@ -115,6 +122,19 @@ def check(
     if not result.files:
         fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
              "prompt files, Python, notebooks, agent definitions and eval configs)")
+    if write_baseline_path:
+        from evallint.baseline import write_baseline
+
+        n = write_baseline(Path(write_baseline_path), result.findings)
+        click.echo(f"Wrote {n} baseline entries for {len(result.findings)} findings to "
+                   f"{write_baseline_path}.", err=True)
+        sys.exit(EXIT_ERROR if result.tool_errors else EXIT_CLEAN)
+    baselined = 0
+    if baseline_path:
+        from evallint.baseline import apply_baseline, read_baseline
+
+        result.findings, baselined = apply_baseline(result.findings,
+                                                    read_baseline(Path(baseline_path)))
     fmt = output_format or cfg.output_format
     if fmt not in FORMATS:
         fail(f"unknown output format '{fmt}' (choose from {', '.join(sorted(FORMATS))})")
@@ -140,7 +160,10 @@ def check(
     for err in result.tool_errors:
         click.echo(f"evallint: error: {err}", err=True)
     if not quiet:
-        click.echo(_summary(result.findings, len(result.files), result.cached_files), err=True)
+        summary = _summary(result.findings, len(result.files), result.cached_files)
+        if baselined:
+            summary += f" {baselined} known finding{'s' if baselined != 1 else ''} in the baseline."
+        click.echo(summary, err=True)
     if result.tool_errors:
         sys.exit(EXIT_ERROR)
     failed = result.failed(fail_on or cfg.fail_on)
