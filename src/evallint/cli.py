@@ -105,10 +105,11 @@ def check(
 ) -> None:
     """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
     from evallint.engine import enabled_codes, run_check
+    from evallint.policy import all_metas
 
     load_checks()
-    metas = load_rules()
     cfg = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    metas = all_metas(cfg)
     enabled = enabled_codes(cfg, metas, _split(select), _split(extend_select), _split(ignore))
     targets = list(paths) or ["."]
     if stdin_filename:
@@ -190,7 +191,12 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     """Explain a rule: what it does, why it matters, an example and the fix."""
     import json
 
-    metas = load_rules()
+    from evallint.policy import all_metas
+
+    try:
+        metas = all_metas(load_config(Path.cwd()))
+    except ConfigError:
+        metas = dict(load_rules())  # a broken config must not hide the rule docs
     if show_all:
         chosen = list(metas.values())
     elif code:

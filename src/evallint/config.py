@@ -70,6 +70,7 @@ class Config:
     generator_functions: list[str] = field(default_factory=list)
     lock_file: str = "evallint.lock"
     raw: dict[str, Any] = field(default_factory=dict)
+    policy_rules: list[Any] = field(default_factory=list)  # evallint.policy.PolicyRule
 
     @property
     def allowed_evaluator_inputs(self) -> set[str]:
@@ -91,7 +92,8 @@ class Config:
 
     def fingerprint(self) -> str:
         """A stable hash of every setting that can change a file's findings (cache key)."""
-        blob = json.dumps(self.raw, sort_keys=True, default=str)
+        blob = json.dumps([self.raw, [repr(r) for r in self.policy_rules]], sort_keys=True,
+                          default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -195,6 +197,10 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
     for glob, role in cfg.roles.items():
         if role not in ("generator", "evaluator"):
             raise ConfigError(f"{where}: roles.{glob!r} must be 'generator' or 'evaluator'")
+    if cfg.policy:
+        from evallint.policy import load_policies
+
+        cfg.policy_rules = load_policies(cfg)
     return cfg
 
 

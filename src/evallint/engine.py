@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import evallint
-from evallint import globs, suppress
+from evallint import globs, policy, suppress
 from evallint.config import Config
 from evallint.discovery import FileTask, discover
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Severity
 from evallint.frontend import FRONTENDS, ParseError
+from evallint.policy import all_metas
 from evallint.registry import (
     FILE_CHECKS,
     PROJECT_CHECKS,
@@ -31,7 +32,6 @@ from evallint.registry import (
     Project,
     RuleMeta,
     load_checks,
-    load_rules,
     selected_codes,
 )
 from evallint.source import SourceError, decode
@@ -78,7 +78,7 @@ class _Analyzer:
     def __init__(self, config: Config, enabled: set[str]) -> None:
         load_checks()
         self.config = config
-        self.metas = load_rules()
+        self.metas = all_metas(config)
         self.ctx = Context(config, self.metas, enabled)
         self.enabled = enabled
 
@@ -118,6 +118,8 @@ class _Analyzer:
                 findings.extend(f for f in check.fn(facts, self.ctx) if f.code in self.enabled)
             except Exception as exc:
                 return FileResult(task, facts, findings, [], internal_error=_describe(exc))
+        if self.config.policy_rules:
+            findings.extend(policy.check(facts, self.ctx, self.config.policy_rules))
         sups = facts.suppressions if facts.suppressions is not None else suppress.scan(text)
         return FileResult(task, facts, findings, sups)
 
@@ -214,7 +216,7 @@ def run_stdin(name: str, data: bytes, config: Config, enabled: set[str]) -> RunR
         return RunResult(findings=[], files=[])
     task = FileTask(path=name, abspath=str(Path(name).resolve()), kind=kind)
     result = _Analyzer(config, enabled).analyze_bytes(task, data)
-    return _finish([result], config, load_rules(), enabled, 0)
+    return _finish([result], config, all_metas(config), enabled, 0)
 
 
 def run_check(
@@ -228,7 +230,7 @@ def run_check(
 ) -> RunResult:
     """Lint ``paths`` and return every finding after suppressions."""
     load_checks()
-    metas = load_rules()
+    metas = all_metas(config)
     if tasks is None:
         tasks = discover(paths, config)
     cache: Cache | None = None
