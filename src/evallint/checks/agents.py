@@ -1,0 +1,199 @@
+"""I4/I5 for Claude Code sub-agents: evaluator tools, implicit tools, inherited or shared models.
+
+Roles matter: a generator agent with Bash is how work gets done; the same grant on the agent
+that grades the work lets the judge change what it is judging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+from typing import Any
+
+from evallint import models
+from evallint.findings import Finding, Related
+from evallint.frontends.agents_front import AgentFacts, SettingsFacts, ToolRef
+from evallint.kinds import FileKind
+from evallint.registry import Context, Project, file_check, project_check
+from evallint.roles import name_tokens
+
+CORE_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
+_ALIASES = {"sonnet": "claude-sonnet", "opus": "claude-opus", "haiku": "claude-haiku"}
+
+
+def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
+    """Why ``tool`` can write or execute, or None when it is read-only."""
+    write_tools = {str(t).lower() for t in params.get("write_tools", CORE_WRITE)}
+    name = tool.name
+    if name == "*":
+        return "'*' grants every tool"
+    if name.lower().startswith("mcp__"):
+        words = {str(w).lower() for w in params.get("mcp_write_words", [])}
+        parts = name.split("__")
+        if len(parts) < 3:
+            return None  # a whole server: its tools are not known statically
+        hit = set(name_tokens(parts[-1])) & words
+        return f"MCP tool '{name}' ({sorted(hit)[0]})" if hit else None
+    if name.lower() not in write_tools:
+        return None
+    if name == "Bash" and tool.spec is not None:
+        command = " ".join(tool.spec.split(":")[0].replace("*", " ").split())
+        readonly = [" ".join(str(c).split()) for c in params.get("readonly_commands", [])]
+        if command and any(command == c or command.startswith(c + " ") for c in readonly):
+            return None
+        return f"'{tool.text}' runs commands"
+    if name == "Bash":
+        return "'Bash' runs any command"
+    return f"'{tool.text}' can write or execute"
+
+
+def _evidence(facts: AgentFacts) -> list[str]:
+    return list(facts.role.evidence)
+
+
+@file_check("EL401", "EL402", "EL304", kinds=[FileKind.AGENT])
+def evaluator_agent(facts: AgentFacts, ctx: Context) -> Iterator[Finding]:
+    """An evaluator agent's tools and model, from its own front matter."""
+    if not facts.role.is_evaluator:
+        return
+    who = f"evaluator agent '{facts.name or PurePosixPath(facts.path).stem}'"
+    params = ctx.params("EL401")
+    if facts.tools is not None and facts.tools:
+        reasons = [r for t in facts.tools if (r := write_reason(t, params))]
+        if reasons:
+            yield ctx.finding(
+                "EL401", facts.path, facts.tools_pos,
+                f"{who} has write/exec tools: {'; '.join(reasons)}",
+                evidence=_evidence(facts))
+    elif facts.disallowed is not None and facts.tools is None:
+        denied = {t.name for t in facts.disallowed if t.spec is None}
+        left = [t for t in CORE_WRITE if t not in denied]
+        if left:
+            yield ctx.finding(
+                "EL401", facts.path, facts.disallowed_pos,
+                f"{who} has no tools allow-list and its disallowedTools deny-list still leaves "
+                f"{', '.join(left)}", evidence=_evidence(facts))
+    else:
+        what = "an empty 'tools:' line" if facts.tools == [] else "no 'tools:' line"
+        yield ctx.finding(
+            "EL402", facts.path, facts.front_matter_pos,
+            f"{who} has {what}, so it inherits every tool of the session (Bash, Write, "
+            "Edit, MCP tools); list read-only tools explicitly", evidence=_evidence(facts))
+    if facts.model is not None and facts.model.lower() == "inherit":
+        yield ctx.finding(
+            "EL304", facts.path, facts.model_pos,
+            f"{who} has 'model: inherit': it runs as whatever model the main conversation "
+            "uses, which is the model that produced the work; name a different, cheaper model",
+            evidence=_evidence(facts))
+
+
+def agent_model(model: str) -> str:
+    """Claude Code aliases (``sonnet``) as comparable ids (``claude-sonnet``)."""
+    return _ALIASES.get(model.strip().lower(), model.strip())
+
+
+@project_check("EL301", "EL302")
+def agent_models(project: Project, ctx: Context) -> Iterator[Finding]:
+    """An evaluator agent whose model equals, or is not cheaper than, a generating agent's in
+    the same folder (agents of one folder form one team)."""
+    by_dir: dict[str, list[AgentFacts]] = {}
+    for f in project.of_kind(FileKind.AGENT):
+        if isinstance(f, AgentFacts) and f.model and f.model.lower() != "inherit":
+            by_dir.setdefault(str(PurePosixPath(f.path).parent), []).append(f)
+    families = ctx.params("EL302").get("families")
+    for agents in by_dir.values():
+        gens = [a for a in agents if a.role.is_generator]
+        for ev in (a for a in agents if a.role.is_evaluator):
+            assert ev.model is not None
+            em = agent_model(ev.model)
+            same = [g for g in gens if g.model and models.same_model(em, agent_model(g.model))]
+            if same:
+                g = same[0]
+                yield ctx.finding(
+                    "EL301", ev.path, ev.model_pos,
+                    f"evaluator agent '{ev.name}' runs on {ev.model}, the same model as "
+                    f"generating agent '{g.name}'",
+                    related=[_rel(g, "the generating agent's model")],
+                    evidence=ev.role.evidence + g.role.evidence)
+                continue
+            for g in gens:
+                assert g.model is not None
+                if models.is_cheaper(em, agent_model(g.model), families) is False:
+                    yield ctx.finding(
+                        "EL302", ev.path, ev.model_pos,
+                        f"evaluator agent '{ev.name}' runs on {ev.model}, not a cheaper tier "
+                        f"than generating agent '{g.name}' ({g.model})",
+                        related=[_rel(g, "the generating agent's model")],
+                        evidence=ev.role.evidence + g.role.evidence)
+                    break
+
+
+def _rel(a: AgentFacts, message: str) -> Related:
+    p = a.model_pos or a.front_matter_pos
+    return Related(a.path, p.line, p.column, message)
+
+
+def _effective(agent: AgentFacts) -> set[str] | None:
+    """Tool names the agent may use; None means every tool (minus ``denied`` below)."""
+    if agent.tools:
+        if any(t.name == "*" for t in agent.tools):
+            return None
+        return {t.name for t in agent.tools}
+    return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return folder in ("", ".") or path.startswith(folder.rstrip("/") + "/")
+
+
+@project_check("EL403")
+def project_permissions(project: Project, ctx: Context) -> Iterator[Finding]:
+    """Project allow-rules that pre-approve write/exec tools an evaluator agent can call."""
+    params = ctx.params("EL401")
+    params = {**params, **ctx.params("EL403")}
+    evaluators = [f for f in project.of_kind(FileKind.AGENT)
+                  if isinstance(f, AgentFacts) and f.role.is_evaluator]
+    for settings in project.of_kind(FileKind.CLAUDE_SETTINGS):
+        if not isinstance(settings, SettingsFacts):
+            continue
+        mine = [a for a in evaluators if _under(a.path, settings.project_dir)]
+        if not mine:
+            continue
+        for entry in settings.allow:
+            reason = write_reason(entry, params)
+            if reason is None:
+                continue
+            users = [a for a in mine if _grants(a, entry.name)]
+            if users:
+                names = ", ".join(f"'{a.name}'" for a in users)
+                yield ctx.finding(
+                    "EL403", settings.path, entry.pos,
+                    f"project permission '{entry.text}' pre-approves a write/exec action for "
+                    f"evaluator agent {names}, which has {entry.name}: {reason}",
+                    related=[_rel_tools(a) for a in users],
+                    evidence=[e for a in users for e in a.role.evidence])
+        mode = (settings.default_mode or "").strip()
+        if mode in ("bypassPermissions", "acceptEdits"):
+            wanted: tuple[str, ...] = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+            if mode == "bypassPermissions":
+                wanted = CORE_WRITE
+            users = [a for a in mine if any(_grants(a, t) for t in wanted)]
+            if users and settings.default_mode_pos is not None:
+                names = ", ".join(f"'{a.name}'" for a in users)
+                yield ctx.finding(
+                    "EL403", settings.path, settings.default_mode_pos,
+                    f"defaultMode '{mode}' approves write/exec actions without asking, for "
+                    f"evaluator agent {names} too", related=[_rel_tools(a) for a in users])
+
+
+def _grants(agent: AgentFacts, tool: str) -> bool:
+    eff = _effective(agent)
+    if eff is None:
+        denied = {t.name for t in agent.disallowed or [] if t.spec is None}
+        return tool not in denied
+    return tool in eff
+
+
+def _rel_tools(a: AgentFacts) -> Related:
+    p = a.tools_pos or a.front_matter_pos
+    return Related(a.path, p.line, p.column, "the evaluator agent's tools")

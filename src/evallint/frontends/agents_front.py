@@ -1,0 +1,286 @@
+"""Claude Code sub-agent definitions (``.claude/agents/*.md``) and project permission files.
+
+An agent file is markdown with YAML front matter (``name``, ``description``, ``tools``,
+``model``, optionally ``disallowedTools``) and a body that is the agent's system prompt. The
+role comes from explicit front matter or config first, then the name, then the description and
+the body's self-description; every piece of evidence is kept for the finding's explanation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from evallint import globs
+from evallint.config import Config
+from evallint.facts import FileFacts, Pos
+from evallint.frontend import ParseError, frontend
+from evallint.frontends.marks import Doc, PathT, load_json, load_yaml, split_front_matter
+from evallint.kinds import FileKind
+from evallint.roles import Role, RoleInfo, name_tokens, role_from_value
+from evallint.source import SourceFile
+
+
+@dataclass
+class ToolRef:
+    """One tool grant: ``Bash`` or ``Bash(git diff:*)`` (``spec`` is the part in brackets)."""
+
+    name: str
+    spec: str | None
+    pos: Pos
+
+    @property
+    def text(self) -> str:
+        return f"{self.name}({self.spec})" if self.spec is not None else self.name
+
+
+@dataclass
+class AgentFacts(FileFacts):
+    """A sub-agent definition. ``tools`` is None when the front matter has no ``tools`` key."""
+
+    name: str | None = None
+    name_pos: Pos | None = None
+    description: str = ""
+    tools: list[ToolRef] | None = None
+    tools_pos: Pos | None = None
+    disallowed: list[ToolRef] | None = None
+    disallowed_pos: Pos | None = None
+    model: str | None = None
+    model_pos: Pos | None = None
+    front_matter_pos: Pos = field(default_factory=lambda: Pos(1, 1))
+
+
+@dataclass
+class SettingsFacts(FileFacts):
+    """``.claude/settings.json`` / ``settings.local.json``: the permission rules that apply."""
+
+    allow: list[ToolRef] = field(default_factory=list)
+    deny: list[ToolRef] = field(default_factory=list)
+    default_mode: str | None = None
+    default_mode_pos: Pos | None = None
+
+    @property
+    def project_dir(self) -> str:
+        """The folder that holds ``.claude/`` (the project the permissions apply to)."""
+        return str(PurePosixPath(self.path).parent.parent)
+
+
+_TOOL = re.compile(r"^\s*(\*|[A-Za-z_][\w.\-]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def parse_tool(text: str, pos: Pos) -> ToolRef | None:
+    """``"Bash(git log:*)"`` -> ToolRef('Bash', 'git log:*'); None for text that is no tool."""
+    m = _TOOL.match(text)
+    if not m:
+        return None
+    return ToolRef(m.group(1), m.group(2), pos)
+
+
+def _split_tools(value: str) -> list[tuple[str, int]]:
+    """Split a comma string of tools, keeping brackets whole; returns (item, offset) pairs."""
+    out: list[tuple[str, int]] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(value + ","):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            item = value[start:i]
+            stripped = item.strip()
+            if stripped:
+                out.append((stripped, start + (len(item) - len(item.lstrip()))))
+            start = i + 1
+    return out
+
+
+def tool_list(doc: Doc, path: PathT) -> list[ToolRef] | None:
+    """Read a tools value (comma string, space string or YAML list) with per-tool positions."""
+    value = _get(doc.data, path)
+    if value is None:
+        return [] if _has(doc.data, path) else None
+    base = doc.values.get(path) or doc.pos(*path) or Pos(1, 1)
+    out: list[ToolRef] = []
+    if isinstance(value, str):
+        shift = 1 if path in doc.quoted else 0
+        single_line = "\n" not in value
+        items = _split_tools(value)
+        if len(items) == 1 and " " in items[0][0] and "(" not in items[0][0]:
+            items = [(w, items[0][1] + items[0][0].index(w)) for w in items[0][0].split()]
+        for item, off in items:
+            col = base.column + shift + off if single_line else base.column
+            ref = parse_tool(item, Pos(base.line, col))
+            if ref:
+                out.append(ref)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, str):
+                ref = parse_tool(item, doc.values.get((*path, i), base))
+                if ref:
+                    out.append(ref)
+    return out
+
+
+def _get(data: Any, path: PathT) -> Any:
+    for key in path:
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and isinstance(key, int) and key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
+
+
+def _has(data: Any, path: PathT) -> bool:
+    parent = _get(data, path[:-1])
+    return isinstance(parent, dict) and path[-1] in parent
+
+
+# --------------------------------------------------------------------------- roles
+
+# Tokens that make an agent a judge on their own; "review"/"verify" need a scoring cue too,
+# because a code reviewer or a test verifier is usually not the grader of an eval loop.
+STRONG_EVAL = frozenset({
+    "evaluator", "evaluate", "evaluation", "eval", "evals", "judge", "judging", "grader",
+    "grade", "grading", "critic", "critique", "rubric", "scorer", "scoring", "rater",
+    "assessor",
+})
+WEAK_EVAL = frozenset({"reviewer", "review", "verifier", "verify", "assess", "assessment",
+                       "score", "rating", "auditor", "audit", "checker", "inspector"})
+GEN_WORDS = frozenset({
+    "generator", "generate", "generation", "writer", "drafter", "answerer", "solver", "actor",
+    "implementer", "implementor", "builder", "coder", "developer", "refiner", "producer",
+    "responder",
+})
+_SELF = re.compile(
+    r"\byou\s+are\s+(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
+    r"(evaluator|judge|grader|critic|scorer|rater|assessor|reviewer|verifier|generator|writer|"
+    r"implementer|builder|developer|coder|solver|planner|author)\b",
+    re.I,
+)
+_SCORING = re.compile(
+    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdict|evaluat\w+|judg\w+|"
+    r"rate[sd]?|rating)\b",
+    re.I,
+)
+
+
+def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
+                     config: Config) -> RoleInfo:
+    """Role of an agent from config, explicit front matter, name, description and body."""
+    rel = config.root_relative(path)
+    for glob, role in config.roles.items():
+        if globs.match(rel, glob):
+            return RoleInfo(Role(role), [f"config roles: '{glob}' = {role}"], explicit=True)
+    for key in ("role", "step"):
+        r = role_from_value(fm.get(key))
+        if r is not Role.UNKNOWN:
+            return RoleInfo(r, [f"front matter {key}: {fm.get(key)}"], explicit=True)
+
+    desc = fm.get("description") if isinstance(fm.get("description"), str) else ""
+    scoring_cue = bool(_SCORING.search(str(desc)) or _SCORING.search(body))
+    name = fm.get("name") if isinstance(fm.get("name"), str) else PurePosixPath(path).stem
+    tokens = set(name_tokens(str(name)))
+    ev_strong, ev_weak, gen = tokens & STRONG_EVAL, tokens & WEAK_EVAL, tokens & GEN_WORDS
+    if ev_strong and not gen:
+        return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_strong)[0]}')"])
+    if gen and not (ev_strong or ev_weak):
+        return RoleInfo(Role.GENERATOR, [f"agent name '{name}' (word '{sorted(gen)[0]}')"])
+
+    self_m = _SELF.search(body)
+    if self_m:
+        word = self_m.group(1).lower()
+        line = body_line + body.count("\n", 0, self_m.start())
+        ev = word in STRONG_EVAL | WEAK_EVAL | {"evaluator", "judge", "grader", "critic"}
+        evidence = [f"body line {line}: '{self_m.group(0).strip()}'"]
+        if ev_weak:
+            evidence.insert(0, f"agent name '{name}' (word '{sorted(ev_weak)[0]}')")
+        if ev and (word not in WEAK_EVAL or scoring_cue):
+            return RoleInfo(Role.EVALUATOR, evidence)
+        if not ev:
+            return RoleInfo(Role.GENERATOR, evidence)
+
+    if ev_weak and not gen and scoring_cue:
+        return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')",
+                                         "description or body speaks of scores or grades"])
+    dtoks = set(name_tokens(str(desc)))
+    d_ev, d_gen = dtoks & STRONG_EVAL, dtoks & GEN_WORDS
+    if d_ev and not d_gen and not tokens & GEN_WORDS:
+        return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(str(desc))}'"])
+    return RoleInfo(Role.UNKNOWN, [])
+
+
+def _clip(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# --------------------------------------------------------------------------- front-ends
+
+
+@frontend(FileKind.AGENT)
+def parse_agent(source: SourceFile, config: Config) -> AgentFacts:
+    """Front matter with positions, body role cues; ParseError for invalid front matter."""
+    split = split_front_matter(source.text)
+    if split is None:
+        raise ParseError("agent definition has no closed '---' front matter block", 1, 1)
+    yaml_text, first_line, body_line = split
+    doc = load_yaml(yaml_text, line_offset=first_line - 1)
+    fm = doc.data if doc.data is not None else {}
+    if not isinstance(fm, dict):
+        raise ParseError("agent front matter must be a mapping of keys", first_line, 1)
+    lines = source.text.splitlines()
+    body = "\n".join(lines[body_line - 1:])
+    facts = AgentFacts(path=source.rel, kind=FileKind.AGENT.value)
+    facts.role = infer_agent_role(source.rel, fm, body, body_line, config)
+    name = fm.get("name")
+    facts.name = str(name) if name is not None else None
+    facts.name_pos = doc.keys.get(("name",))
+    desc = fm.get("description")
+    facts.description = str(desc) if desc is not None else ""
+    for key in ("tools", "allowed-tools", "allowedTools"):
+        if key in fm:
+            facts.tools = tool_list(doc, (key,))
+            facts.tools_pos = doc.keys.get((key,))
+            break
+    for key in ("disallowedTools", "disallowed-tools", "disallowed_tools"):
+        if key in fm:
+            facts.disallowed = tool_list(doc, (key,))
+            facts.disallowed_pos = doc.keys.get((key,))
+            break
+    model = fm.get("model")
+    if model is not None:
+        facts.model = str(model).strip()
+        facts.model_pos = doc.keys.get(("model",))
+    return facts
+
+
+@frontend(FileKind.CLAUDE_SETTINGS)
+def parse_settings(source: SourceFile, config: Config) -> SettingsFacts:
+    """``permissions.allow`` / ``deny`` entries and ``defaultMode``, each with its position."""
+    doc = load_json(source.text)
+    facts = SettingsFacts(path=source.rel, kind=FileKind.CLAUDE_SETTINGS.value)
+    data = doc.data
+    if data is None:
+        return facts
+    if not isinstance(data, dict):
+        raise ParseError("settings must be a JSON object", 1, 1)
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        return facts
+    for key, target in (("allow", facts.allow), ("deny", facts.deny)):
+        entries = perms.get(key)
+        if isinstance(entries, list):
+            for i, entry in enumerate(entries):
+                pos = doc.values.get(("permissions", key, i), Pos(1, 1))
+                ref = parse_tool(entry, pos) if isinstance(entry, str) else None
+                if ref:
+                    target.append(ref)
+    mode = perms.get("defaultMode")
+    if isinstance(mode, str):
+        facts.default_mode = mode
+        facts.default_mode_pos = doc.keys.get(("permissions", "defaultMode"))
+    return facts

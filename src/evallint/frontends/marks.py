@@ -1,0 +1,235 @@
+"""Position-aware loading of YAML and JSON for config front-ends (agents, promptfoo, specs).
+
+``yaml.safe_load`` and ``json.loads`` forget where values came from; rules need a line for every
+finding. Both loaders here return a :class:`Doc`: the plain value plus the 1-based position of
+every key path. Bad input raises :class:`evallint.frontend.ParseError` at the position the
+parser saw, which the engine reports as EL901.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from evallint.facts import Pos
+from evallint.frontend import ParseError
+
+PathT = tuple[str | int, ...]
+
+
+@dataclass
+class Doc:
+    """A loaded document with positions.
+
+    ``keys`` holds the position of the key of each mapping entry (``("a", "b")`` is the ``b:``
+    inside ``a:``); ``values`` the position of each value node (list items included);
+    ``body_lines`` the first line of a block scalar's text (``|`` / ``>``), for positions
+    inside multi-line strings.
+    """
+
+    data: Any
+    keys: dict[PathT, Pos] = field(default_factory=dict)
+    values: dict[PathT, Pos] = field(default_factory=dict)
+    body_lines: dict[PathT, int] = field(default_factory=dict)
+    quoted: set[PathT] = field(default_factory=set)
+
+    def pos(self, *path: str | int) -> Pos | None:
+        """The key position of ``path`` (else its value position), or the nearest parent's."""
+        probe: PathT = tuple(path)
+        while True:
+            if probe in self.keys:
+                return self.keys[probe]
+            if probe in self.values:
+                return self.values[probe]
+            if not probe:
+                return None
+            probe = probe[:-1]
+
+    def text_line(self, *path: str | int) -> int | None:
+        """First line of a scalar's text (the line after ``|`` for block scalars)."""
+        t: PathT = tuple(path)
+        if t in self.body_lines:
+            return self.body_lines[t]
+        v = self.values.get(t)
+        return v.line if v else None
+
+
+def load_yaml(text: str, line_offset: int = 0) -> Doc:
+    """Parse one YAML document with positions (``line_offset`` for embedded front matter)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return Doc(None)
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark is not None else 1 + line_offset
+        col = mark.column + 1 if mark is not None else 1
+        raise ParseError(f"invalid YAML: {exc.problem or exc}", line, col) from None
+    except yaml.YAMLError as exc:
+        raise ParseError(f"invalid YAML: {exc}", 1 + line_offset) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. odd timestamps, unhashable keys
+        raise ParseError(f"invalid YAML value: {exc}", 1 + line_offset) from None
+    finally:
+        loader.dispose()
+    doc = Doc(data)
+    _walk(node, (), doc, line_offset, set())
+    return doc
+
+
+def _p(mark: Any, offset: int) -> Pos:
+    return Pos(mark.line + 1 + offset, mark.column + 1)
+
+
+def _walk(node: yaml.Node, at: PathT, doc: Doc, offset: int, seen: set[int]) -> None:
+    doc.values.setdefault(at, _p(node.start_mark, offset))
+    if id(node) in seen:  # aliases may form cycles
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.ScalarNode):
+        if node.style in ("|", ">"):
+            doc.body_lines[at] = node.start_mark.line + 2 + offset
+        elif node.style in ('"', "'"):
+            doc.quoted.add(at)
+        return
+    if isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*at, i), doc, offset, seen)
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
+            sub = (*at, str(key_node.value))
+            doc.keys.setdefault(sub, _p(key_node.start_mark, offset))
+            _walk(value_node, sub, doc, offset, seen)
+    seen.discard(id(node))
+
+
+# --------------------------------------------------------------------------- JSON
+
+_WS = " \t\r\n"
+
+
+class _JsonReader:
+    """A small recursive-descent JSON reader that records the position of every key and value.
+
+    Scalars are decoded by :mod:`json` itself (``raw_decode``), so string escapes and numbers
+    follow the standard exactly; only the structure is walked here.
+    """
+
+    def __init__(self, text: str) -> None:
+        from evallint.source import LineIndex
+
+        self.text = text
+        self.index = LineIndex(text)
+        self.decoder = json.JSONDecoder()
+        self.doc = Doc(None)
+
+    def pos(self, offset: int) -> Pos:
+        line, col = self.index.pos(offset)
+        return Pos(line, col)
+
+    def fail(self, message: str, offset: int) -> ParseError:
+        p = self.pos(min(offset, len(self.text)))
+        return ParseError(f"invalid JSON: {message}", p.line, p.column)
+
+    def skip(self, i: int) -> int:
+        while i < len(self.text) and self.text[i] in _WS:
+            i += 1
+        return i
+
+    def value(self, i: int, at: PathT, depth: int = 0) -> tuple[Any, int]:
+        if depth > 500:
+            raise self.fail("nested too deeply", i)
+        i = self.skip(i)
+        if i >= len(self.text):
+            raise self.fail("unexpected end of file", i)
+        self.doc.values.setdefault(at, self.pos(i))
+        ch = self.text[i]
+        if ch == "{":
+            return self.obj(i + 1, at, depth)
+        if ch == "[":
+            return self.arr(i + 1, at, depth)
+        try:
+            return self.decoder.raw_decode(self.text, i)
+        except json.JSONDecodeError as exc:
+            raise self.fail(exc.msg, exc.pos) from None
+
+    def obj(self, i: int, at: PathT, depth: int) -> tuple[dict[str, Any], int]:
+        out: dict[str, Any] = {}
+        i = self.skip(i)
+        if i < len(self.text) and self.text[i] == "}":
+            return out, i + 1
+        while True:
+            i = self.skip(i)
+            if i >= len(self.text) or self.text[i] != '"':
+                raise self.fail("expected a string key", i)
+            key_pos = self.pos(i)
+            try:
+                key, i = self.decoder.raw_decode(self.text, i)
+            except json.JSONDecodeError as exc:
+                raise self.fail(exc.msg, exc.pos) from None
+            i = self.skip(i)
+            if i >= len(self.text) or self.text[i] != ":":
+                raise self.fail("expected ':'", i)
+            sub = (*at, str(key))
+            self.doc.keys.setdefault(sub, key_pos)
+            out[str(key)], i = self.value(i + 1, sub, depth + 1)
+            i = self.skip(i)
+            if i < len(self.text) and self.text[i] == ",":
+                i += 1
+                continue
+            if i < len(self.text) and self.text[i] == "}":
+                return out, i + 1
+            raise self.fail("expected ',' or '}'", i)
+
+    def arr(self, i: int, at: PathT, depth: int) -> tuple[list[Any], int]:
+        out: list[Any] = []
+        i = self.skip(i)
+        if i < len(self.text) and self.text[i] == "]":
+            return out, i + 1
+        while True:
+            item, i = self.value(i, (*at, len(out)), depth + 1)
+            out.append(item)
+            i = self.skip(i)
+            if i < len(self.text) and self.text[i] == ",":
+                i += 1
+                continue
+            if i < len(self.text) and self.text[i] == "]":
+                return out, i + 1
+            raise self.fail("expected ',' or ']'", i)
+
+
+def load_json(text: str) -> Doc:
+    """Parse a JSON document with positions; an empty file is ``None``."""
+    reader = _JsonReader(text)
+    start = reader.skip(0)
+    if start >= len(text):
+        return Doc(None)
+    data, end = reader.value(start, ())
+    end = reader.skip(end)
+    if end < len(text):
+        raise reader.fail("extra data after the document", end)
+    reader.doc.data = data
+    return reader.doc
+
+
+# --------------------------------------------------------------------------- front matter
+
+
+def split_front_matter(text: str) -> tuple[str, int, int] | None:
+    """``(yaml_text, first_yaml_line, body_start_line)`` of a ``---`` front matter block.
+
+    Lines are 1-based; None when the text does not open with ``---`` or the block never closes.
+    """
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
+        return None
+    for idx in range(1, len(lines)):
+        if lines[idx].rstrip("\r\n").rstrip() in ("---", "..."):
+            return "".join(lines[1:idx]), 2, idx + 2
+    return None
