@@ -26,6 +26,8 @@ from tests.conftest import write_files
         ("prompts/generator.txt", None, FileKind.PROMPT),
         ("prompts/README.md", None, None),
         ("docs/judge.md", None, None),
+        ("pkg/templates/judge.txt", None, FileKind.PROMPT),
+        (".github/ISSUE_TEMPLATE/bug.md", None, None),
         ("README.md", None, None),
         ("a.prompty", None, FileKind.PROMPTY),
         ("a.prompt", None, FileKind.DOTPROMPT),

@@ -26,6 +26,9 @@ _EXT = {
 }
 _PROMPT_DIRS = {"prompts", "prompt", "prompt_templates", "prompt-templates"}
 _PROMPT_EXTS = {".md", ".txt", ".markdown", ".xml", ".tmpl", ".tpl"}
+# Plain-text files in a templates/ folder are prompt templates in LLM projects; markdown there
+# is too often something else (issue templates, docs scaffolds) to read by default.
+_TEMPLATE_DIRS = {"templates", "template", "prompt_templates"}
 _DOC_NAMES = {"readme", "changelog", "license", "contributing", "index", "agents", "claude"}
 _YAML_EXTS = {".yaml", ".yml"}
 
@@ -77,6 +80,8 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
         if name.endswith((".prompt.md", ".prompt.txt", ".prompt.markdown")):
             return FileKind.PROMPT
         if set(parts) & _PROMPT_DIRS and stem not in _DOC_NAMES:
+            return FileKind.PROMPT
+        if suffix == ".txt" and set(parts) & _TEMPLATE_DIRS and stem not in _DOC_NAMES:
             return FileKind.PROMPT
     return None
 
