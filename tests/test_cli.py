@@ -192,3 +192,13 @@ def test_bad_baseline_is_tool_error(broken: Path) -> None:
     (broken / "base.json").write_text("{not json")
     code, _, err = run(["check", "--no-cache", "--baseline", "base.json"], broken)
     assert code == 2 and "base.json:1: invalid baseline JSON" in err
+
+
+def test_docs_rules_md_is_generated_from_the_rule_files() -> None:
+    """docs/rules.md must match the rule YAML (regenerate: evallint rule --all
+    --output-format markdown > docs/rules.md)."""
+    from evallint.cli import rules_markdown
+    from evallint.registry import load_rules
+
+    docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    assert docs.read_text(encoding="utf-8") == rules_markdown(list(load_rules().values()))
