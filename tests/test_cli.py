@@ -202,3 +202,11 @@ def test_docs_rules_md_is_generated_from_the_rule_files() -> None:
 
     docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
     assert docs.read_text(encoding="utf-8") == rules_markdown(list(load_rules().values()))
+
+
+def test_show_files(broken: Path) -> None:
+    write_files(broken, {"loop.py": "x = 1\n", "README.md": "# not checked\n"})
+    code, out, _ = run(["check", "--show-files"], broken)
+    assert code == 0
+    assert out.splitlines() == ["loop.py\tpython", "prompts/judge.j2\tjinja",
+                                "prompts/other.j2\tjinja"]

@@ -82,6 +82,8 @@ def main() -> None:
               help="Do not report findings recorded in this baseline file.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
               default=None, help="Record every current finding in this file and exit 0.")
+@click.option("--show-files", is_flag=True,
+              help="List the files evallint would check, with the kind it reads each as.")
 @click.option("--stdin-filename", default=None,
               help="Read the file's text from standard input and report it under this name.")
 def check(
@@ -101,6 +103,7 @@ def check(
     statistics: bool,
     baseline_path: str | None,
     write_baseline_path: str | None,
+    show_files: bool,
     stdin_filename: str | None,
 ) -> None:
     """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
@@ -112,6 +115,15 @@ def check(
     metas = all_metas(cfg)
     enabled = enabled_codes(cfg, metas, _split(select), _split(extend_select), _split(ignore))
     targets = list(paths) or ["."]
+    if show_files:
+        from evallint.discovery import discover
+
+        tasks = discover(targets, cfg)
+        if not tasks:
+            fail(f"no files to check under {', '.join(targets)}")
+        for t in tasks:
+            click.echo(f"{t.path}\t{t.kind}")
+        return
     if stdin_filename:
         from evallint.engine import run_stdin
 
