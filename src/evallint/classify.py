@@ -71,6 +71,8 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
             return FileKind.LOOP_SPEC
         if text_head is not None and _looks_like_loop_spec(text_head):
             return FileKind.LOOP_SPEC
+        if text_head is not None and _PROMPTFOO_GRADED.search(text_head):
+            return FileKind.PROMPTFOO  # a test file a promptfoo config includes via file://
         return None
 
     if suffix in _PROMPT_EXTS:
@@ -84,6 +86,15 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
         if suffix == ".txt" and set(parts) & _TEMPLATE_DIRS and stem not in _DOC_NAMES:
             return FileKind.PROMPT
     return None
+
+
+# A promptfoo model-graded assertion type: marks YAML test files that configs include.
+_PROMPTFOO_GRADED = re.compile(
+    r"^\s*(?:-\s+)?type:\s*['\"]?(?:not-)?(?:llm-rubric|g-eval|factuality|model-graded-"
+    r"(?:closedqa|factuality)|answer-relevance|context-(?:faithfulness|recall|relevance)|"
+    r"select-best|search-rubric|conversation-relevance)['\"]?\s*(?:#.*)?$",
+    re.M,
+)
 
 
 def _has_front_matter(text_head: str | None) -> bool:
