@@ -1,0 +1,101 @@
+"""``evallint run SPEC``: lint the loop, then run it.
+
+Exit codes:
+  0  the run completed: every case has a record (whatever the pass rate), or --dry-run
+  1  lint findings of severity error block the run (printed as path:line:col: CODE message)
+  2  the run could not start or complete: bad spec, missing file, missing API key, an API
+     failure that retries could not fix, or the cost cap reached with cases left (the finished
+     cases are kept; run again to resume)
+  130 interrupted (Ctrl-C); finished cases are kept
+
+Findings and --dry-run prompts go to stdout; status and errors to stderr, one line, never a
+traceback, never the API key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import click
+
+from evallint.executor.client import api_key_from_env, redact
+from evallint.executor.errors import RunError
+from evallint.executor.gate import format_finding, lint_gate
+from evallint.executor.plan import make_plan
+from evallint.executor.runner import RunOptions, apply_options, dry_run, execute
+from evallint.executor.spec import load_spec
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _err(message: str) -> None:
+    click.echo(redact(f"evallint run: {message}"), err=True)
+
+
+def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
+    """Everything ``evallint run`` does, returning the exit code (usable without click)."""
+    try:
+        spec = apply_options(load_spec(spec_path), opts)
+        gate = lint_gate(spec)
+        for finding in [*gate.blocking, *gate.warnings]:
+            click.echo(format_finding(finding))
+        for problem in gate.tool_errors:
+            _err(f"error: {problem}")
+        if not gate.passed:
+            _err(f"not started: the loop has {len(gate.blocking)} lint error(s)"
+                 + (" and tool errors" if gate.tool_errors else "")
+                 + "; fix them or suppress with a reason")
+            return EXIT_FINDINGS if gate.blocking else EXIT_ERROR
+        plan = make_plan(spec)
+        if dry:
+            click.echo(dry_run(plan), nl=False)
+            return EXIT_OK
+        api_key_from_env()
+        outcome = asyncio.run(execute(plan, opts))
+    except RunError as exc:
+        _err(f"error: {exc}")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _err("interrupted; finished cases are saved, run again to resume")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug must still end in one readable line
+        _err(f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_ERROR
+    s = outcome.summary
+    rate = s.get("pass_rate")
+    line = (f"{outcome.finished}/{outcome.total} cases done, pass rate "
+            f"{rate:.1%}" if rate is not None else f"{outcome.finished}/{outcome.total} cases done")
+    line += f", avg score {s['average_score']:.3f}" if s.get("average_score") is not None else ""
+    line += f", cost ${s.get('total_cost_usd', 0):.4f}; summary: {outcome.summary_path}"
+    if outcome.stopped is not None:
+        _err(f"stopped ({outcome.stopped}): {outcome.message}; {line}; "
+             "run again to finish the remaining cases")
+        return EXIT_ERROR
+    if not opts.quiet:
+        _err(line)
+    return EXIT_OK
+
+
+@click.command("run")
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--dry-run", is_flag=True,
+              help="Lint, render the first case's prompts, send nothing.")
+@click.option("--concurrency", type=click.IntRange(1, 512), default=None,
+              help="Cases in flight at once (overrides the spec).")
+@click.option("--resume/--no-resume", default=True, show_default=True,
+              help="Skip cases already in the results file; --no-resume sets the old file aside.")
+@click.option("--max-cost", "max_cost", type=click.FloatRange(min=0, min_open=True),
+              default=None, metavar="USD", help="Stop starting requests once this is spent.")
+@click.option("--results", "results", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Results file (overrides the spec).")
+@click.option("--quiet", is_flag=True, help="No progress output; errors only.")
+def run(spec: str, dry_run: bool, concurrency: int | None, resume: bool,
+        max_cost: float | None, results: Path | None, quiet: bool) -> None:
+    """Lint an eval loop spec and, if it is clean, run it (generate → evaluate → refine)."""
+    opts = RunOptions(resume=resume, concurrency=concurrency, max_cost_usd=max_cost,
+                      results=results, quiet=quiet)
+    code = run_spec(spec, opts, dry=dry_run)
+    sys.stdout.flush()
+    raise click.exceptions.Exit(code)

@@ -1,0 +1,177 @@
+"""One Messages API call with the retry policy, cost accounting and the cost cap.
+
+The SDK's own retries are switched off so that one place decides: 408/409/429/5xx/529,
+timeouts, connection errors and unparsable bodies are retried with exponential backoff and
+jitter, and a ``retry-after`` (or ``retry-after-ms``) header is obeyed; anything else (401,
+400, 404 ...) is an :class:`ApiFailure` at once. The API key is never part of a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from evallint.executor.errors import ApiFailure, CostCapReached, RunError
+from evallint.executor.prices import PriceTable
+
+RETRY_STATUS = {408, 409, 429}
+BASE_DELAY = 0.5
+MAX_DELAY = 30.0
+MAX_RETRY_AFTER = 120.0
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+def api_key_from_env() -> str:
+    """The key (or bearer token) the run will use; missing is a tool error, before any work."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    raise RunError("ANTHROPIC_API_KEY is not set (export it, or use --dry-run to render only)")
+
+
+def redact(text: str) -> str:
+    """Remove any credential from the environment that might have slipped into ``text``."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        secret = os.environ.get(name, "").strip()
+        if len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "[redacted]")
+    return text
+
+
+@dataclass
+class CallResult:
+    content: list[Any]
+    usage: dict[str, int]
+    model: str
+    cost_usd: float | None
+    retries: int
+
+
+@dataclass
+class CostMeter:
+    """Spend across the whole run; once the cap is reached no new request starts."""
+
+    cap: float | None = None
+    spent: float = 0.0
+    stopped: bool = False
+
+    def check(self) -> None:
+        if self.cap is not None and self.spent >= self.cap:
+            self.stopped = True
+            raise CostCapReached(f"cost cap of ${self.cap:.2f} reached (spent ${self.spent:.4f})")
+
+    def add(self, cost: float | None) -> None:
+        if cost:
+            self.spent = round(self.spent + cost, 8)
+
+
+@dataclass
+class MessagesClient:
+    """The executor's only door to the API."""
+
+    sdk: anthropic.AsyncAnthropic
+    prices: PriceTable
+    meter: CostMeter
+    max_retries: int = 6
+    sleep: Sleep = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random)
+    retries_total: int = 0
+
+    @classmethod
+    def create(cls, *, api_key: str, prices: PriceTable, meter: CostMeter, max_retries: int,
+               timeout_s: float, base_url: str | None = None) -> MessagesClient:
+        sdk = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
+                                       timeout=timeout_s)
+        return cls(sdk=sdk, prices=prices, meter=meter, max_retries=max_retries)
+
+    async def close(self) -> None:
+        await self.sdk.close()
+
+    async def create_message(self, *, model: str, system: str, messages: list[dict[str, Any]],
+                             max_tokens: int, temperature: float | None) -> CallResult:
+        """Send one request, retrying what is transient. Raises ApiFailure or CostCapReached."""
+        params: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
+                                  "messages": messages}
+        if system:
+            params["system"] = system
+        if temperature is not None:
+            params["temperature"] = temperature
+        attempt = 0
+        while True:
+            self.meter.check()
+            try:
+                reply = await self.sdk.messages.create(**params)
+                content = list(reply.content)
+            except anthropic.APIStatusError as exc:
+                retryable = exc.status_code in RETRY_STATUS or exc.status_code >= 500
+                delay = self._delay(attempt, exc.response.headers if exc.response else None)
+                if not retryable:
+                    raise ApiFailure(_describe(exc, model)) from None
+                reason = _describe(exc, model)
+            except anthropic.APIConnectionError as exc:  # includes timeouts
+                delay, reason = self._delay(attempt, None), _describe(exc, model)
+            except (anthropic.APIResponseValidationError, ValueError, TypeError,
+                    AttributeError) as exc:
+                # A body the SDK could not read (truncated proxy response): transient.
+                delay = self._delay(attempt, None)
+                reason = f"unreadable reply ({type(exc).__name__})"
+            else:
+                usage = _usage(getattr(reply, "usage", None))
+                cost = self.prices.cost(model, usage)
+                self.meter.add(cost)
+                return CallResult(content, usage, str(getattr(reply, "model", model) or model),
+                                  cost, attempt)
+            if attempt >= self.max_retries:
+                raise ApiFailure(f"{reason}; gave up after {attempt + 1} tries")
+            attempt += 1
+            self.retries_total += 1
+            await self.sleep(delay)
+
+    def _delay(self, attempt: int, headers: Any) -> float:
+        after = retry_after(headers)
+        if after is not None:
+            return min(after, MAX_RETRY_AFTER)
+        backoff = min(BASE_DELAY * (2 ** attempt), MAX_DELAY)
+        return backoff * (0.75 + 0.5 * self.rng.random())
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` first, then ``retry-after``)."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens"):
+        value = getattr(raw, key, None) if raw is not None else None
+        out[key] = int(value) if isinstance(value, int) else 0
+    return out
+
+
+def _describe(exc: Exception, model: str) -> str:
+    status = getattr(exc, "status_code", None)
+    kind = type(exc).__name__
+    message = getattr(exc, "message", None) or str(exc)
+    head = f"API error {status} ({kind})" if status else f"API error ({kind})"
+    return redact(f"{head} calling {model}: {message}")
