@@ -30,11 +30,15 @@ def _compile(pattern: str) -> re.Pattern[str]:
         elif c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = pat.find("]", i)
+            j = pat.find("]", i + 2)  # "[]...]" keeps a literal "]" first, as fnmatch does
             if j == -1:
                 out.append(re.escape(c))
             else:
-                out.append("[" + pat[i + 1 : j].replace("\\", "\\\\") + "]")
+                inner = pat[i + 1 : j]
+                neg = inner.startswith("!")
+                inner = inner[1:] if neg else inner
+                body = "".join(ch if ch == "-" else re.escape(ch) for ch in inner)
+                out.append("[" + ("^" if neg else "") + body + "]")
                 i = j
         else:
             out.append(re.escape(c))
@@ -42,7 +46,10 @@ def _compile(pattern: str) -> re.Pattern[str]:
     body = "".join(out)
     # A pattern without a slash matches a basename at any depth, like .gitignore.
     prefix = "" if anchored else "(?:.*/)?"
-    return re.compile(f"^{prefix}{body}(?:/.*)?$")
+    try:
+        return re.compile(f"^{prefix}{body}(?:/.*)?$")
+    except re.error:  # a malformed class such as "[z-a]": match the pattern literally
+        return re.compile(f"^{prefix}{re.escape(pat)}(?:/.*)?$")
 
 
 def match(rel: str, pattern: str) -> bool:
