@@ -1,0 +1,239 @@
+"""promptfoo: grader resolution (I4), thinking shown to the grader (I3), rubric context (I2).
+
+promptfoo picks the grader of a model-graded assertion from the assertion's ``provider``, then
+the test's ``options.provider``, then ``defaultTest.options.provider``, and otherwise from its
+own built-in default — which depends on the promptfoo version and on which API keys are set.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from evallint import models
+from evallint.facts import Pos
+from evallint.findings import Finding, Related, Severity
+from evallint.frontends.promptfoo_front import (
+    PfAssertion,
+    PfGrader,
+    PfProvider,
+    PfTest,
+    PromptfooFacts,
+)
+from evallint.kinds import FileKind
+from evallint.registry import Context, Project, file_check, project_check
+from evallint.roles import name_tokens
+
+DEFAULT_GRADED = (
+    "llm-rubric", "model-graded-closedqa", "model-graded-factuality", "factuality", "g-eval",
+    "answer-relevance", "context-faithfulness", "context-recall", "context-relevance",
+    "select-best", "closed-qa", "search-rubric", "conversation-relevance",
+)
+
+
+@dataclass
+class _Graded:
+    """A model-graded assertion with the file it is in and the grader that applies to it."""
+
+    path: str
+    assertion: PfAssertion
+    grader: PfGrader | None
+    source: str  # assertion | test | defaultTest | default
+    grader_path: str = ""  # the file where the grader is set
+
+
+def graded_types(ctx: Context) -> set[str]:
+    return {str(t) for t in ctx.params("EL303").get("graded_types", DEFAULT_GRADED)}
+
+
+def _fragments(config: PromptfooFacts, project: Project) -> list[tuple[str, PromptfooFacts]]:
+    """Included files (``file://`` targets, globs too) that evallint parsed, with purpose."""
+    out = []
+    base = posixpath.dirname(config.path)
+    for inc in config.includes:
+        target = inc.target.split(":", 1)[0] if not inc.target.startswith("/") else inc.target
+        pattern = posixpath.normpath(posixpath.join(base, target)) if base else \
+            posixpath.normpath(target)
+        for path, facts in project.files.items():
+            if isinstance(facts, PromptfooFacts) and path != config.path and (
+                    path == pattern or fnmatch.fnmatchcase(path, pattern)):
+                out.append((inc.purpose, facts))
+    return out
+
+
+def graded_assertions(config: PromptfooFacts, project: Project, ctx: Context) -> list[_Graded]:
+    """Every model-graded assertion of a config (its own and its included tests), resolved."""
+    types = graded_types(ctx)
+    default: tuple[str, PfTest] | None = (
+        (config.path, config.default_test) if config.default_test else None)
+    tests: list[tuple[str, PfTest]] = [(config.path, t) for t in config.tests]
+    for purpose, frag in _fragments(config, project):
+        if purpose == "defaultTest" and frag.tests and default is None:
+            default = (frag.path, frag.tests[0])
+        elif purpose in ("tests", "scenarios"):
+            tests += [(frag.path, t) for t in frag.tests]
+    out: list[_Graded] = []
+    dgrader = default[1].grader if default else None
+    dpath = default[0] if default else config.path
+    if default is not None:
+        out += [_resolve(default[0], a, None, dgrader, dpath) for a in default[1].assertions
+                if a.type in types]
+    for path, t in tests:
+        out += [_resolve(path, a, t.grader, dgrader, dpath) for a in t.assertions
+                if a.type in types]
+    return out
+
+
+def _resolve(path: str, a: PfAssertion, tg: PfGrader | None, dg: PfGrader | None,
+             dpath: str) -> _Graded:
+    if a.grader is not None:
+        return _Graded(path, a, a.grader, "assertion", path)
+    if tg is not None:
+        return _Graded(path, a, tg, "test", path)
+    if dg is not None:
+        return _Graded(path, a, dg, "defaultTest", dpath)
+    return _Graded(path, a, None, "default", path)
+
+
+def _configs(project: Project) -> Iterator[PromptfooFacts]:
+    for f in project.of_kind(FileKind.PROMPTFOO):
+        if isinstance(f, PromptfooFacts) and f.is_config:
+            yield f
+
+
+def _prov_rel(config: PromptfooFacts, p: PfProvider) -> Related:
+    return Related(config.path, p.pos.line, p.pos.column, f"provider under test '{p.id}'")
+
+
+@project_check("EL303")
+def grader_is_model_under_test(project: Project, ctx: Context) -> Iterator[Finding]:
+    """A grader equal to a provider under test, or promptfoo's default grader left in charge."""
+    params = ctx.params("EL303")
+    defaults = [str(m) for m in params.get("default_graders", [])]
+    vendors = {str(v) for v in params.get("default_grader_vendors", [])}
+    for config in _configs(project):
+        testing = [p for p in config.providers if p.model]
+        graded = graded_assertions(config, project, ctx)
+        seen: set[tuple[str, int, int]] = set()
+        unset: list[_Graded] = []
+        for g in graded:
+            if g.grader is None:
+                unset.append(g)
+                continue
+            if not g.grader.model:
+                continue
+            same = [p for p in testing if p.model and models.same_model(g.grader.model, p.model)]
+            where = g.grader_path
+            key = (where, g.grader.pos.line, g.grader.pos.column)
+            if not same or key in seen:
+                continue
+            seen.add(key)
+            yield ctx.finding(
+                "EL303", where, g.grader.pos,
+                f"the grader '{g.grader.id}' ({g.source} provider) is the provider under test "
+                f"'{same[0].id}': the model grades its own output",
+                related=[_prov_rel(config, p) for p in same])
+        if not unset:
+            continue
+        candidates = [p for p in testing if p.vendor in vendors or not p.vendor]
+        if not candidates:
+            continue
+        hits = [p for p in candidates if p.model
+                and any(models.same_model(p.model, d) or
+                        models.normalize(p.model).startswith(models.normalize(d) + "-2")
+                        for d in defaults)]
+        first = unset[0]
+        n = len(unset)
+        sole = len(config.providers) == 1 and bool(hits)
+        lead = (f"the sole provider under test '{hits[0].id}' is itself one of promptfoo's "
+                "default graders, so it very likely grades its own output; " if sole else
+                f"provider under test '{hits[0].id}' is one of promptfoo's default graders; "
+                if hits else "")
+        message = (
+            f"{n} model-graded assertion{'s' if n != 1 else ''} ({first.assertion.type}"
+            f"{', …' if n > 1 else ''}) set{'s' if n == 1 else ''} no grader: {lead}"
+            "promptfoo then uses its built-in default grader, chosen from the API keys present "
+            "(an OpenAI GPT-4-class model such as gpt-4.1 or gpt-4o in recent versions, or a "
+            "Claude Sonnet model when only an Anthropic key is set) — which can be the model "
+            "under test; set defaultTest.options.provider to a different, cheaper model")
+        severity = None if hits or "EL303" in ctx.config.severity else Severity.WARNING
+        yield ctx.finding(
+            "EL303", first.path, first.assertion.pos, message, severity=severity,
+            related=[_prov_rel(config, p) for p in candidates[:5]]
+            + [Related(g.path, g.assertion.pos.line, g.assertion.pos.column,
+                       "another assertion without a grader") for g in unset[1:6]])
+
+
+def _matches(model: str, patterns: list[str]) -> bool:
+    norm = models.normalize(model)
+    return any(fnmatch.fnmatchcase(norm, p.lower()) for p in patterns)
+
+
+@project_check("EL204")
+def thinking_shown_to_grader(project: Project, ctx: Context) -> Iterator[Finding]:
+    """A reasoning provider under test whose thinking is not hidden from model graders."""
+    patterns = [str(p) for p in ctx.params("EL204").get("reasoning_models", [])]
+    for config in _configs(project):
+        graded = graded_assertions(config, project, ctx)
+        if not graded:
+            continue
+        for p in config.providers:
+            why = p.reasoning
+            if why is None and p.model and _matches(p.model, patterns):
+                why = f"reasoning model '{p.model}'"
+            if why is None or p.show_thinking is False:
+                continue
+            first = graded[0]
+            yield ctx.finding(
+                "EL204", config.path, p.pos,
+                f"provider under test '{p.id}' reasons ({why}) and does not set "
+                "'showThinking: false': its reasoning can be part of the output that "
+                f"{len(graded)} model-graded assertion(s) show to the grader",
+                related=[Related(first.path, first.assertion.pos.line,
+                                 first.assertion.pos.column, "a model-graded assertion")])
+
+
+def denied_match(path: tuple[str, ...], denied: list[str]) -> str | None:
+    """The denied entry a variable path matches, as whole tokens of one of its parts."""
+    for part in path:
+        toks = name_tokens(part)
+        for d in denied:
+            dt = name_tokens(d)
+            if dt and any(toks[i:i + len(dt)] == dt for i in range(len(toks) - len(dt) + 1)):
+                return d
+    return None
+
+
+@file_check("EL205", kinds=[FileKind.PROMPTFOO])
+def rubric_sees_generator_context(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
+    """Rubric text of a model-graded assertion that renders generator-side context."""
+    denied = [str(d) for d in ctx.params("EL205").get("denied", [])]
+    types = graded_types(ctx)
+    tests = list(facts.tests) + ([facts.default_test] if facts.default_test else [])
+    for t in tests:
+        for a in t.assertions:
+            if a.type not in types:
+                continue
+            for v in a.rubric_vars:
+                hit = denied_match(v.path, denied)
+                if hit is None:
+                    continue
+                yield context_finding(ctx, facts, v.dotted, v.name, f"denied name '{hit}'",
+                                      v.pos, f"{a.type} assertion")
+
+
+def context_finding(ctx: Context, facts: Any, dotted: str, name: str, why: str, pos: Pos,
+                    where: str) -> Finding:
+    """EL205, or a note when the file or config declares the input legitimate."""
+    reason = ctx.legitimate(facts, name) or ctx.legitimate(facts, dotted)
+    if reason:
+        return ctx.finding("EL205", facts.path, pos,
+                           f"the {where} grader sees '{dotted}' (declared legitimate: {reason})",
+                           severity=Severity.NOTE)
+    return ctx.finding(
+        "EL205", facts.path, pos,
+        f"the {where} grader's template renders '{dotted}' ({why}), beyond the task input, "
+        "the output and the reference: the judge sees generator-side context")

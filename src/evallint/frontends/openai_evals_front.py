@@ -1,0 +1,96 @@
+"""openai/evals model-graded specs (``registry/modelgraded/*.yaml``).
+
+Each top-level key is a spec with a ``prompt`` (a string or chat messages) in ``str.format``
+syntax, and ``input_outputs`` mapping input names to completion names. The template fields
+are read with :class:`string.Formatter` — the parser the evals framework itself renders with.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, field
+
+from evallint.config import Config
+from evallint.facts import FileFacts, Pos
+from evallint.frontend import frontend
+from evallint.frontends.marks import Doc, PathT, load_yaml
+from evallint.kinds import FileKind
+from evallint.source import SourceFile
+
+
+@dataclass
+class FormatField:
+    name: str  # root name: ``input`` for ``{input[0]}`` or ``{input.text}``
+    field: str  # the whole field expression
+    pos: Pos
+
+
+@dataclass
+class GradedSpec:
+    name: str
+    pos: Pos
+    fields: list[FormatField] = field(default_factory=list)
+    mapped: list[str] = field(default_factory=list)  # names in input_outputs (keys and values)
+
+
+@dataclass
+class OpenAIEvalsFacts(FileFacts):
+    specs: list[GradedSpec] = field(default_factory=list)
+
+
+def format_fields(text: str, first_line: int, column: int) -> list[FormatField]:
+    """Fields of a ``str.format`` template; an invalid template yields none (it never renders)."""
+    out: list[FormatField] = []
+    line = first_line
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError:
+        return out
+    for literal, fname, _spec, _conv in parsed:
+        line += literal.count("\n")
+        if fname is None:
+            continue
+        root = fname.split(".", 1)[0].split("[", 1)[0]
+        if root and not root.isdigit():
+            out.append(FormatField(root, fname, Pos(line, column if line == first_line else 1)))
+    return out
+
+
+def _texts(doc: Doc, path: PathT) -> list[tuple[str, PathT]]:
+    value = doc.data
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, str):
+        return [(value, path)]
+    out = []
+    if isinstance(value, list):
+        for i, msg in enumerate(value):
+            if isinstance(msg, dict) and isinstance(msg.get("content"), str):
+                out.append((msg["content"], (*path, i, "content")))
+            elif isinstance(msg, str):
+                out.append((msg, (*path, i)))
+    return out
+
+
+@frontend(FileKind.OPENAI_EVALS)
+def parse_openai_evals(source: SourceFile, config: Config) -> OpenAIEvalsFacts:
+    """Every spec's grader-prompt fields with positions; invalid YAML raises ParseError."""
+    doc = load_yaml(source.text)
+    facts = OpenAIEvalsFacts(path=source.rel, kind=FileKind.OPENAI_EVALS.value)
+    if not isinstance(doc.data, dict):
+        return facts
+    for name, body in doc.data.items():
+        if not isinstance(body, dict) or "prompt" not in body:
+            continue
+        key = str(name)
+        spec = GradedSpec(key, doc.keys.get((key,), Pos(1, 1)))
+        for text, path in _texts(doc, (key, "prompt")):
+            base = doc.values.get(path, spec.pos)
+            first = doc.text_line(*path) or base.line
+            shift = 1 if path in doc.quoted else 0
+            spec.fields += format_fields(text, first, base.column + shift)
+        io = body.get("input_outputs")
+        if isinstance(io, dict):
+            spec.mapped = [str(x) for kv in io.items() for x in kv]
+        facts.specs.append(spec)
+    return facts

@@ -1,0 +1,330 @@
+"""promptfoo configs (``promptfooconfig.yaml``) and the test files they include via ``file://``.
+
+The front-end extracts what the I2/I3/I4 rules need, with positions: the providers under test
+(and whether they reason and show their thinking), the graders set at each level (assertion
+``provider`` > test ``options.provider`` > ``defaultTest.options.provider``), every assertion
+with its type, and the template variables its rubric text pulls in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evallint.config import Config
+from evallint.facts import FileFacts, Pos
+from evallint.frontend import frontend
+from evallint.frontends.marks import Doc, PathT, load_yaml
+from evallint.kinds import FileKind
+from evallint.source import SourceFile
+
+# Provider-id segments that name a vendor or an API flavour, not the model.
+_PREFIXES = frozenset({
+    "openai", "anthropic", "bedrock", "vertex", "google", "azure", "azureopenai", "ollama",
+    "openrouter", "groq", "mistral", "deepseek", "xai", "togetherai", "fireworks", "perplexity",
+    "litellm", "cohere", "replicate", "huggingface", "localai", "vllm", "cerebras", "ai21",
+    "hyperbolic", "cloudflare-ai", "github", "chat", "completion", "messages", "responses",
+    "converse", "realtime", "assistant", "text-generation", "gemini", "claude-code",
+})
+_CUSTOM = ("file://", "python:", "exec:", "http:", "https:", "webhook:", "js:", "golang:",
+           "ruby:", "echo", "sequence", "package:", "browser", "websocket:", "mcp")
+
+
+def provider_model(pid: str) -> str | None:
+    """The model a promptfoo provider id names (``openai:chat:gpt-4o-mini`` -> gpt-4o-mini);
+    None for scripts, HTTP endpoints and other custom providers."""
+    pid = pid.strip()
+    if not pid or pid.startswith(_CUSTOM):
+        return None
+    parts = pid.split(":")
+    while len(parts) > 1 and parts[0].lower() in _PREFIXES:
+        parts = parts[1:]
+    model = ":".join(parts).strip()
+    return model or None
+
+
+def provider_vendor(pid: str) -> str:
+    return pid.split(":", 1)[0].strip().lower() if ":" in pid else ""
+
+
+@dataclass
+class PfGrader:
+    """A grader setting: the provider id it names (None for an inline object without id)."""
+
+    id: str | None
+    model: str | None
+    pos: Pos
+
+
+@dataclass
+class PfVar:
+    """A template variable in rubric text (``{{ vars.context }}`` -> root 'vars')."""
+
+    name: str
+    path: tuple[str, ...]
+    pos: Pos
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass
+class PfAssertion:
+    type: str  # without the ``not-`` prefix
+    pos: Pos
+    grader: PfGrader | None = None
+    rubric_vars: list[PfVar] = field(default_factory=list)
+
+
+@dataclass
+class PfTest:
+    grader: PfGrader | None = None
+    assertions: list[PfAssertion] = field(default_factory=list)
+    pos: Pos | None = None
+
+
+@dataclass
+class PfProvider:
+    id: str | None
+    model: str | None
+    vendor: str
+    pos: Pos
+    reasoning: str | None = None  # why this provider reasons (model family or config key)
+    show_thinking: bool | None = None
+
+
+@dataclass
+class PfInclude:
+    purpose: str  # tests | defaultTest | providers | scenarios
+    target: str  # the path after file://, relative to the including file
+    pos: Pos
+
+
+@dataclass
+class PromptfooFacts(FileFacts):
+    is_config: bool = False
+    providers: list[PfProvider] = field(default_factory=list)
+    providers_pos: Pos | None = None
+    default_test: PfTest | None = None
+    tests: list[PfTest] = field(default_factory=list)
+    includes: list[PfInclude] = field(default_factory=list)
+
+
+_CONFIG_KEYS = ("providers", "targets", "prompts", "defaultTest", "scenarios", "description")
+
+
+@frontend(FileKind.PROMPTFOO)
+def parse_promptfoo(source: SourceFile, config: Config) -> PromptfooFacts:
+    """A config or an included test file; invalid YAML raises ParseError (EL901)."""
+    doc = load_yaml(source.text)
+    facts = PromptfooFacts(path=source.rel, kind=FileKind.PROMPTFOO.value)
+    data = doc.data
+    if isinstance(data, list):
+        facts.tests = _tests(doc, (), facts)
+        return facts
+    if not isinstance(data, dict):
+        return facts
+    facts.is_config = any(k in data for k in _CONFIG_KEYS)
+    if not facts.is_config:  # a single test, or a defaultTest file
+        facts.tests = [_test(doc, ())]
+        return facts
+    for key in ("providers", "targets"):
+        if key in data:
+            facts.providers = _providers(doc, (key,), facts)
+            facts.providers_pos = doc.keys.get((key,))
+            break
+    dt = data.get("defaultTest")
+    if isinstance(dt, str):
+        _include(doc, ("defaultTest",), dt, "defaultTest", facts)
+    elif isinstance(dt, dict):
+        facts.default_test = _test(doc, ("defaultTest",))
+    facts.tests = _tests(doc, ("tests",), facts)
+    scen = data.get("scenarios")
+    if isinstance(scen, list):
+        for i, sc in enumerate(scen):
+            if isinstance(sc, str):
+                _include(doc, ("scenarios", i), sc, "scenarios", facts)
+            elif isinstance(sc, dict):
+                facts.tests += _tests(doc, ("scenarios", i, "tests"), facts)
+                facts.tests += _tests(doc, ("scenarios", i, "config"), facts)
+    return facts
+
+
+def _at(data: Any, path: PathT) -> Any:
+    for key in path:
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
+
+
+def _include(doc: Doc, path: PathT, value: str, purpose: str, facts: PromptfooFacts) -> None:
+    if value.startswith("file://"):
+        facts.includes.append(PfInclude(purpose, value[len("file://"):], _pos(doc, path)))
+
+
+def _pos(doc: Doc, path: PathT) -> Pos:
+    return doc.values.get(path) or doc.pos(*path) or Pos(1, 1)
+
+
+def _tests(doc: Doc, path: PathT, facts: PromptfooFacts) -> list[PfTest]:
+    value = _at(doc.data, path)
+    if isinstance(value, str):
+        _include(doc, path, value, "tests", facts)
+        return []
+    if not isinstance(value, list):
+        return []
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            _include(doc, (*path, i), item, "tests", facts)
+        elif isinstance(item, dict):
+            out.append(_test(doc, (*path, i)))
+    return out
+
+
+def _test(doc: Doc, path: PathT) -> PfTest:
+    test = PfTest(pos=_pos(doc, path))
+    test.grader = _grader(doc, (*path, "options", "provider"))
+    test.assertions = _assertions(doc, (*path, "assert"))
+    return test
+
+
+def _assertions(doc: Doc, path: PathT) -> list[PfAssertion]:
+    value = _at(doc.data, path)
+    if not isinstance(value, list):
+        return []
+    out: list[PfAssertion] = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+            continue
+        at = (*path, i)
+        atype = item["type"].strip()
+        if atype.startswith("not-"):
+            atype = atype[4:]
+        if atype == "assert-set":
+            out += _assertions(doc, (*at, "assert"))
+            continue
+        a = PfAssertion(atype, doc.keys.get((*at, "type")) or _pos(doc, at))
+        a.grader = _grader(doc, (*at, "provider"))
+        rubric = item.get("value")
+        if isinstance(rubric, str):
+            a.rubric_vars = _template_vars(rubric, doc, (*at, "value"))
+        elif isinstance(rubric, list):
+            for j, part in enumerate(rubric):
+                if isinstance(part, str):
+                    a.rubric_vars += _template_vars(part, doc, (*at, "value", j))
+        out.append(a)
+    return out
+
+
+def _grader(doc: Doc, path: PathT) -> PfGrader | None:
+    value = _at(doc.data, path)
+    if value is None:
+        return None
+    pos = doc.keys.get(path) or _pos(doc, path)
+    if isinstance(value, str):
+        return PfGrader(value, provider_model(value), pos)
+    if isinstance(value, dict):
+        if isinstance(value.get("id"), str):
+            at = doc.values.get((*path, "id"), pos)
+            return PfGrader(value["id"], provider_model(value["id"]), at)
+        if "text" in value:
+            inner = _grader(doc, (*path, "text"))
+            return inner or PfGrader(None, None, pos)
+        return PfGrader(None, None, pos)
+    return PfGrader(None, None, pos)
+
+
+def _providers(doc: Doc, path: PathT, facts: PromptfooFacts) -> list[PfProvider]:
+    value = _at(doc.data, path)
+    items: list[tuple[PathT, Any]]
+    if isinstance(value, str):
+        if value.startswith("file://"):
+            _include(doc, path, value, "providers", facts)
+            return []
+        items = [(path, value)]
+    elif isinstance(value, list):
+        items = [((*path, i), v) for i, v in enumerate(value)]
+    elif isinstance(value, dict):
+        items = [(path, value)]
+    else:
+        return []
+    out = []
+    for at, item in items:
+        if isinstance(item, str):
+            if item.startswith("file://"):
+                _include(doc, at, item, "providers", facts)
+                continue
+            out.append(_provider(item, {}, _pos(doc, at)))
+        elif isinstance(item, dict):
+            if isinstance(item.get("id"), str):
+                conf = item.get("config")
+                where = doc.keys.get((*at, "id")) or _pos(doc, at)
+                out.append(_provider(item["id"], conf if isinstance(conf, dict) else {}, where))
+            elif len(item) == 1:  # legacy form: {"openai:gpt-4o": {config: ...}}
+                pid, opts = next(iter(item.items()))
+                raw = opts.get("config") if isinstance(opts, dict) else None
+                out.append(_provider(str(pid), raw if isinstance(raw, dict) else {},
+                                     doc.keys.get((*at, str(pid))) or _pos(doc, at)))
+    return out
+
+
+_REASONING_KEYS = ("thinking", "reasoning_effort", "reasoning", "thinkingConfig",
+                   "extended_thinking", "enable_thinking", "reasoningEffort")
+
+
+def _provider(pid: str, cfg: dict[str, Any], pos: Pos) -> PfProvider:
+    p = PfProvider(pid, provider_model(pid), provider_vendor(pid), pos)
+    for key in _REASONING_KEYS:
+        val = cfg.get(key)
+        if val in (None, False, "none", "disabled"):
+            continue
+        if isinstance(val, dict) and str(val.get("type", "")).lower() == "disabled":
+            continue
+        p.reasoning = f"config '{key}'"
+        break
+    show = cfg.get("showThinking")
+    if isinstance(show, bool):
+        p.show_thinking = show
+    return p
+
+
+def _template_vars(text: str, doc: Doc, path: PathT) -> list[PfVar]:
+    """Variables a rubric renders, from a real (Jinja, nunjucks-compatible) parse."""
+    if "{{" not in text and "{%" not in text:
+        return []
+    import jinja2
+    from jinja2 import nodes
+
+    try:
+        tree = jinja2.Environment().parse(text)
+    except jinja2.TemplateError:
+        return []
+    first = doc.text_line(*path) or 1
+    base = _pos(doc, path)
+    out: list[PfVar] = []
+    claimed: set[int] = set()
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Name)):
+        if id(node) in claimed:
+            continue
+        chain: list[str] = []
+        cur: Any = node
+        while isinstance(cur, (nodes.Getattr, nodes.Getitem)):
+            claimed.add(id(cur))
+            if isinstance(cur, nodes.Getattr):
+                chain.append(cur.attr)
+            elif isinstance(cur.arg, nodes.Const):
+                chain.append(str(cur.arg.value))
+            cur = cur.node
+        if not isinstance(cur, nodes.Name) or cur.ctx != "load":
+            continue
+        claimed.add(id(cur))
+        line = first + (node.lineno or 1) - 1
+        col = base.column if line == base.line else 1
+        out.append(PfVar(cur.name, (cur.name, *reversed(chain)), Pos(line, col)))
+    return out
