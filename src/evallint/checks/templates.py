@@ -1,0 +1,507 @@
+"""Template rules (EL1xx, EL601/EL602, template-level EL301/EL302).
+
+Every check reads :class:`PromptFacts` from the prompt front-end; cross-file checks (includes,
+partials, generator/evaluator pairs) resolve template references among the discovered files.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from evallint import models
+from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
+from evallint.findings import Finding, Related, Severity
+from evallint.kinds import TEMPLATE_KINDS
+from evallint.registry import Context, Project, file_check, project_check
+from evallint.roles import Role, name_tokens
+
+# ---------------------------------------------------------------------------- name matching
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return []
+
+
+def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = ()) -> str | None:
+    """The signal that names ``element``, matched on name tokens, never on substrings.
+
+    ``steps`` matches ``steps`` and ``reasoning_steps`` but not ``stepsize``; a pattern ending
+    in ``*`` is a token-aligned prefix (``intermediate_*`` matches ``intermediate_steps``,
+    ``draft*`` matches ``draft_v2`` and ``prev_drafts``); ``exact`` signals match only the
+    whole name.
+    """
+    tokens = name_tokens(element)
+    if not tokens:
+        return None
+    low = element.lower()
+    for sig in exact:
+        if low == sig.lower():
+            return sig
+    for sig in signals:
+        if sig.endswith("*"):
+            prefix = "_".join(name_tokens(sig[:-1]))
+            trailing = sig[:-1].endswith(("_", "-"))
+            for i in range(len(tokens)):
+                joined = "_".join(tokens[i:])
+                if trailing and joined.startswith(prefix + "_"):
+                    return sig
+                if not trailing and joined.startswith(prefix):
+                    return sig
+            continue
+        want = name_tokens(sig)
+        n = len(want)
+        if n and any(tokens[i:i + n] == want for i in range(len(tokens) - n + 1)):
+            return sig
+    return None
+
+
+def _name_listed(name: str, names: Iterable[str]) -> bool:
+    low = name.lower()
+    for item in names:
+        item = item.lower()
+        if item.endswith("*") and low.startswith(item[:-1]):
+            return True
+        if low == item:
+            return True
+    return False
+
+
+def _prompts(project: Project) -> Iterator[PromptFacts]:
+    for facts in project.of_kind(*TEMPLATE_KINDS):
+        if isinstance(facts, PromptFacts):
+            yield facts
+
+
+def _role_note(facts: FileFacts) -> str:
+    return facts.role.evidence[0] if facts.role.evidence else facts.role.role.value
+
+
+def _rel(facts: FileFacts, pos: Pos | None, message: str) -> Related:
+    p = pos or Pos(1, 1)
+    return Related(facts.path, p.line, p.column, message)
+
+
+# ---------------------------------------------------------------------------- EL101
+
+
+@file_check("EL101", kinds=TEMPLATE_KINDS)
+def merged_prompt_file(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
+    """One file holding both a generator and an evaluator prompt (I1)."""
+    gen = [s for s in facts.sections if s.role == Role.GENERATOR.value]
+    ev = [s for s in facts.sections if s.role == Role.EVALUATOR.value]
+    if gen and ev:
+        first_gen, first_ev = gen[0], ev[0]
+        yield ctx.finding(
+            "EL101", facts.path, first_ev.pos,
+            f"prompt file holds an evaluator prompt ('{first_ev.title}') and a generator prompt "
+            f"('{first_gen.title}', line {first_gen.pos.line}); give the evaluator its own file",
+            related=[_rel(facts, first_gen.pos, f"generator section '{first_gen.title}'")],
+        )
+        return
+    fm = facts.front_matter
+    gen_key = next((k for k in ("generator", "generate") if isinstance(fm.get(k), (str, dict))),
+                   None)
+    ev_key = next((k for k in ("evaluator", "judge", "grader")
+                   if isinstance(fm.get(k), (str, dict))), None)
+    if gen_key and ev_key and _holds_prompt(fm[gen_key]) and _holds_prompt(fm[ev_key]):
+        line = facts.front_matter_lines.get(ev_key, 1)
+        yield ctx.finding(
+            "EL101", facts.path, Pos(line, 1),
+            f"front matter holds both a generator prompt ('{gen_key}:') and an evaluator prompt "
+            f"('{ev_key}:'); give the evaluator its own file",
+        )
+
+
+def _holds_prompt(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value.split()) >= 4
+    if isinstance(value, dict):
+        return any(isinstance(value.get(k), str) for k in ("prompt", "system", "template", "user"))
+    return False
+
+
+# ---------------------------------------------------------------------------- EL102/103/105
+
+
+def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
+    """The first path element that is a generator-context signal, with the signal."""
+    params = ctx.params("EL102")
+    signals = _as_list(params.get("signals"))
+    exact = _as_list(params.get("exact"))
+    ignore = _as_list(params.get("ignore"))
+    for element in var.path or (var.name,):
+        if _name_listed(element, ignore):
+            continue
+        sig = signal_in(element, signals, exact)
+        if sig is not None:
+            return element, sig.rstrip("*_")
+    return None
+
+
+def _allowed_names(ctx: Context) -> set[str]:
+    params = ctx.params("EL103")
+    names = set(ctx.config.allowed_evaluator_inputs)
+    for key in ("input_aliases", "output_aliases", "harness"):
+        names.update(_as_list(params.get(key)))
+    return names
+
+
+def _checked_name(var: TemplateVar, containers: list[str]) -> tuple[str, int]:
+    """The name that must be allowed: the root, or an item field for batch containers."""
+    if _name_listed(var.name, containers):
+        if len(var.path) > 1:
+            return var.path[1], 1
+        return "", 0
+    return var.name, 0
+
+
+def _legit(ctx: Context, facts: FileFacts, *names: str) -> str | None:
+    for name in names:
+        reason = ctx.legitimate(facts, name)
+        if reason:
+            return reason
+    return None
+
+
+def _how(var: TemplateVar) -> str:
+    if var.via and var.via != var.name:
+        if var.via == "this":
+            return " (inside a block over it)"
+        return f" (through '{var.via}')"
+    return ""
+
+
+@file_check("EL102", "EL103", "EL105", kinds=TEMPLATE_KINDS)
+def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
+    """What an evaluator template interpolates: generator context, extras, undelimited output."""
+    if not facts.role.is_evaluator:
+        return
+    evidence = list(facts.role.evidence)
+    allowed = _allowed_names(ctx)
+    params103 = ctx.params("EL103")
+    containers = _as_list(params103.get("containers"))
+    output_names = {"output", *_as_list(ctx.params("EL105").get("output_names")),
+                    *ctx.config.aliases.get("output", [])}
+    seen102: set[tuple[str, str]] = set()
+    seen103: set[str] = set()
+    for var in facts.template.variables:
+        denied = _denied(var, ctx)
+        if denied is not None:
+            element, signal = denied
+            key = (var.name, element)
+            if key in seen102:
+                continue
+            seen102.add(key)
+            reason = _legit(ctx, facts, var.name, element, var.dotted, signal)
+            shown = var.dotted
+            msg = (f"evaluator template uses '{shown}'{_how(var)}: '{element}' is generator "
+                   f"context; a judge should see only the task input and the final output")
+            if reason:
+                yield ctx.finding("EL102", facts.path, var.pos,
+                                  f"'{shown}' reaches the evaluator by design: {reason}",
+                                  severity=Severity.NOTE, evidence=evidence)
+            else:
+                yield ctx.finding("EL102", facts.path, var.pos, msg, evidence=evidence)
+            continue
+        name, _ = _checked_name(var, containers)
+        if name and name not in allowed and not _name_listed(name, allowed) and (
+            name not in seen103
+        ):
+            seen103.add(name)
+            reason = _legit(ctx, facts, name, var.name, var.dotted)
+            if reason:
+                yield ctx.finding("EL103", facts.path, var.pos,
+                                  f"'{name}' reaches the evaluator by design: {reason}",
+                                  severity=Severity.NOTE, evidence=evidence)
+            else:
+                yield ctx.finding(
+                    "EL103", facts.path, var.pos,
+                    f"evaluator template uses '{var.dotted}'{_how(var)}, which is neither the "
+                    "task input nor the output; remove it, add an alias, or declare it "
+                    "legitimate with a reason",
+                    evidence=evidence,
+                )
+        if var.kind in ("output", "triple") and not var.delimited:
+            rendered, _ = _checked_name(var, containers)
+            if rendered and rendered in output_names:
+                yield ctx.finding(
+                    "EL105", facts.path, var.pos,
+                    f"'{var.dotted}' is interpolated into the evaluator prompt without "
+                    "delimiters; wrap it in tags such as <output>…</output> so the judge can "
+                    "tell the candidate's text from its instructions",
+                    evidence=evidence,
+                )
+
+
+# ---------------------------------------------------------------------------- EL106 (vars)
+
+
+@file_check("EL106", kinds=TEMPLATE_KINDS)
+def generator_rubric_vars(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
+    """A generator template that renders the rubric or the evaluator's prompt (I6)."""
+    if not facts.role.is_generator:
+        return
+    params = ctx.params("EL106")
+    signals = _as_list(params.get("signals"))
+    seen: set[str] = set()
+    for var in facts.template.variables:
+        for element in var.path or (var.name,):
+            sig = signal_in(element, signals)
+            if sig is None or var.name in seen:
+                continue
+            seen.add(var.name)
+            yield ctx.finding(
+                "EL106", facts.path, var.pos,
+                f"generator template uses '{var.dotted}': the generator should learn only the "
+                "evaluator's feedback, never its rubric or prompt",
+                evidence=list(facts.role.evidence),
+            )
+            break
+
+
+# ---------------------------------------------------------------------------- references
+
+_TEMPLATE_EXTS = (".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars", ".prompt",
+                  ".prompty", ".md", ".prompt.md", ".txt")
+
+
+class _Resolver:
+    """Find the file an include/import/extends/partial names, among the discovered files."""
+
+    def __init__(self, project: Project) -> None:
+        self.files = project.files
+        self.by_stem: dict[str, list[str]] = {}
+        for path in self.files:
+            base = posixpath.basename(path)
+            stem = base.split(".", 1)[0]
+            self.by_stem.setdefault(stem, []).append(path)
+            if stem.startswith("_"):
+                self.by_stem.setdefault(stem[1:], []).append(path)
+
+    def resolve(self, facts: FileFacts, ref: TemplateRef) -> FileFacts | None:
+        if ref.dynamic or not ref.target:
+            return None
+        target = ref.target.strip().lstrip("/")
+        folder = posixpath.dirname(facts.path)
+        roots: list[str] = []
+        cur = folder
+        while True:
+            roots.append(cur)
+            if not cur:
+                break
+            cur = posixpath.dirname(cur)
+        own_ext = posixpath.splitext(facts.path)[1]
+        for root in roots:
+            base = posixpath.normpath(posixpath.join(root, target)) if root else posixpath.normpath(
+                target
+            )
+            for cand in (base, *(base + e for e in (own_ext, *_TEMPLATE_EXTS))):
+                hit = self.files.get(cand)
+                if hit is not None and hit is not facts:
+                    return hit
+        stem = posixpath.basename(target).split(".", 1)[0]
+        hits = [p for p in self.by_stem.get(stem, []) if p != facts.path]
+        if len(hits) == 1:
+            return self.files[hits[0]]
+        return None
+
+
+def _target_role(resolver: _Resolver, facts: FileFacts, ref: TemplateRef) -> tuple[
+    Role, str, FileFacts | None
+]:
+    """The role of what a reference names: the resolved file's role, else its name's."""
+    from evallint.frontends.prompt_files import _name_role
+
+    target = resolver.resolve(facts, ref)
+    if target is not None and target.role.role is not Role.UNKNOWN:
+        return target.role.role, _role_note(target), target
+    role, token = _name_role(posixpath.basename(ref.target))
+    if role is not Role.UNKNOWN:
+        return role, f"name token '{token}'", target
+    return Role.UNKNOWN, "", target
+
+
+def _included_by_others(project: Project, resolver: _Resolver) -> set[str]:
+    out: set[str] = set()
+    for facts in _prompts(project):
+        for ref in facts.template.refs:
+            target = resolver.resolve(facts, ref)
+            if target is not None:
+                out.add(target.path)
+    return out
+
+
+def _is_partial(path: str) -> bool:
+    parts = path.split("/")
+    return parts[-1].startswith("_") or any(p in ("partials", "includes", "macros")
+                                            for p in parts[:-1])
+
+
+@project_check("EL102", "EL104", "EL106")
+def template_references(project: Project, ctx: Context) -> Iterator[Finding]:
+    """Includes, imports, extends and partials that carry generator context or rubrics across."""
+    resolver = _Resolver(project)
+    rubric_signals = _as_list(ctx.params("EL106").get("signals"))
+    for facts in _prompts(project):
+        role = facts.role.role
+        if role is Role.UNKNOWN:
+            continue
+        for ref in facts.template.refs:
+            target_role, why, target = _target_role(resolver, facts, ref)
+            related = [_rel(target, Pos(1, 1), f"{target.path}: {why}")] if target else []
+            if role is Role.EVALUATOR and target_role is Role.GENERATOR:
+                yield ctx.finding(
+                    "EL104", facts.path, ref.pos,
+                    f"evaluator {ref.kind}s generator template '{ref.target}' ({why}); the judge "
+                    "must not share the generator's prompt", related=related,
+                    evidence=list(facts.role.evidence),
+                )
+            elif role is Role.EVALUATOR and target is not None and not target.role.is_evaluator:
+                yield from _context_through(facts, ref, target, resolver, ctx)
+            elif role is Role.GENERATOR:
+                rubric = target_role is Role.EVALUATOR or bool(
+                    {signal_in(t, rubric_signals) for t in name_tokens(ref.target)} - {None}
+                ) or signal_in(posixpath.basename(ref.target).split(".")[0], rubric_signals)
+                if rubric:
+                    yield ctx.finding(
+                        "EL106", facts.path, ref.pos,
+                        f"generator {ref.kind}s '{ref.target}'"
+                        f"{f' ({why})' if why else ''}: the rubric and evaluator prompt must "
+                        "stay out of the generator's context", related=related,
+                        evidence=list(facts.role.evidence),
+                    )
+
+
+def _context_through(facts: PromptFacts, ref: TemplateRef, target: FileFacts,
+                     resolver: _Resolver, ctx: Context) -> Iterator[Finding]:
+    """EL102 for generator-context variables that an included file renders."""
+    seen: set[str] = {facts.path}
+    todo = [target]
+    reported: set[str] = set()
+    while todo:
+        cur = todo.pop()
+        if cur.path in seen or not isinstance(cur, PromptFacts) or cur.role.is_evaluator:
+            continue
+        seen.add(cur.path)
+        for var in cur.template.variables:
+            denied = _denied(var, ctx)
+            if denied is None or var.dotted in reported:
+                continue
+            element, signal = denied
+            reported.add(var.dotted)
+            related = [_rel(cur, var.pos, f"'{var.dotted}' is rendered here")]
+            reason = _legit(ctx, facts, var.name, element, var.dotted, signal)
+            if reason:
+                yield ctx.finding("EL102", facts.path, ref.pos,
+                                  f"'{var.dotted}' (via {ref.kind} '{ref.target}') reaches the "
+                                  f"evaluator by design: {reason}", severity=Severity.NOTE,
+                                  related=related)
+            else:
+                yield ctx.finding(
+                    "EL102", facts.path, ref.pos,
+                    f"evaluator {ref.kind}s '{ref.target}', which renders '{var.dotted}' "
+                    f"({cur.path}:{var.pos.line}): '{element}' is generator context",
+                    related=related, evidence=list(facts.role.evidence),
+                )
+        for sub in cur.template.refs:
+            nxt = resolver.resolve(cur, sub)
+            if nxt is not None:
+                todo.append(nxt)
+
+
+# ---------------------------------------------------------------------------- EL601/EL602
+
+
+def _contract(facts: PromptFacts, resolver: _Resolver) -> set[str]:
+    keys: set[str] = set()
+    seen: set[str] = set()
+    todo: list[FileFacts] = [facts]
+    while todo:
+        cur = todo.pop()
+        if cur.path in seen or not isinstance(cur, PromptFacts):
+            continue
+        seen.add(cur.path)
+        keys.update(k.lower() for k in cur.contract_keys)
+        for ref in cur.template.refs:
+            nxt = resolver.resolve(cur, ref)
+            if nxt is not None:
+                todo.append(nxt)
+    return keys
+
+
+@project_check("EL601", "EL602")
+def judge_contracts(project: Project, ctx: Context) -> Iterator[Finding]:
+    """An evaluator prompt must say what it returns (score + feedback; item_id per item)."""
+    resolver = _Resolver(project)
+    included = _included_by_others(project, resolver)
+    p601 = ctx.params("EL601")
+    score_keys = {k.lower() for k in _as_list(p601.get("score_keys"))}
+    feedback_keys = {k.lower() for k in _as_list(p601.get("feedback_keys"))}
+    id_keys = {k.lower() for k in _as_list(ctx.params("EL602").get("id_keys"))}
+    for facts in _prompts(project):
+        if not facts.role.is_evaluator or facts.path in included or _is_partial(facts.path):
+            continue
+        keys = _contract(facts, resolver)
+        has_score = bool(keys & score_keys)
+        has_feedback = bool(keys & feedback_keys)
+        has_id = bool(keys & id_keys)
+        if not (has_score and (has_feedback or has_id)):
+            pairs = (("a score", has_score), ("feedback", has_feedback))
+            missing = [w for w, ok in pairs if not ok]
+            yield ctx.finding(
+                "EL601", facts.path, Pos(1, 1),
+                f"evaluator prompt has no output contract: it never shows the JSON it must "
+                f"return (missing {' and '.join(missing)})",
+                evidence=list(facts.role.evidence),
+            )
+        batch_pos = getattr(facts, "batch_pos", None)
+        if batch_pos is not None and not has_id:
+            why = getattr(facts, "batch_evidence", "") or "grades a batch"
+            yield ctx.finding(
+                "EL602", facts.path, batch_pos,
+                f"batched judge ({why}) but its output contract has no "
+                f"{'/'.join(sorted(id_keys)) or 'item_id'} key: results cannot be matched back "
+                "to items, and a dropped or duplicated item goes unnoticed",
+                evidence=list(facts.role.evidence),
+            )
+
+
+# ---------------------------------------------------------------------------- EL301/EL302
+
+
+@project_check("EL301", "EL302")
+def prompt_models(project: Project, ctx: Context) -> Iterator[Finding]:
+    """Front-matter models: the evaluator must differ from (by policy: undercut) the generator."""
+    by_folder: dict[str, list[PromptFacts]] = {}
+    for facts in _prompts(project):
+        if facts.model and facts.role.role is not Role.UNKNOWN:
+            by_folder.setdefault(posixpath.dirname(facts.path), []).append(facts)
+    families = ctx.params("EL302").get("families")
+    fams = families if isinstance(families, list) else None
+    for group in by_folder.values():
+        gens = [f for f in group if f.role.is_generator]
+        for ev in (f for f in group if f.role.is_evaluator):
+            assert ev.model is not None
+            for gen in gens:
+                assert gen.model is not None
+                related = [_rel(gen, gen.model_pos, f"generator model {gen.model}")]
+                if models.same_model(ev.model, gen.model):
+                    yield ctx.finding(
+                        "EL301", ev.path, ev.model_pos,
+                        f"evaluator prompt {ev.path} runs {ev.model}, the same model as generator "
+                        f"prompt {gen.path} ({gen.model}); use a different, cheaper judge model",
+                        related=related, evidence=list(ev.role.evidence),
+                    )
+                elif models.is_cheaper(ev.model, gen.model, fams) is False:
+                    yield ctx.finding(
+                        "EL302", ev.path, ev.model_pos,
+                        f"evaluator prompt {ev.path} runs {ev.model}, which is not cheaper than "
+                        f"generator prompt {gen.path} ({gen.model})",
+                        related=related, evidence=list(ev.role.evidence),
+                    )

@@ -1,0 +1,396 @@
+"""Prompt files → :class:`PromptFacts`: templates, markdown prompts with front matter, .prompty,
+dotprompt.
+
+One front-end for every template kind because they share everything but the body dialect:
+YAML front matter (with key positions), markdown headings, role evidence, legitimate-by-design
+declarations and output-contract evidence. The body is parsed by the dialect's own front-end
+with the front matter blanked out, so every position is a position in the real file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from evallint import globs
+from evallint.config import Config
+from evallint.facts import Pos, PromptFacts, Section, TemplateFacts
+from evallint.frontend import ParseError, frontend
+from evallint.frontends.format_front import has_format_fields, parse_format
+from evallint.frontends.jinja_front import parse_jinja
+from evallint.frontends.marks import Doc, load_yaml, split_front_matter
+from evallint.frontends.mustache_front import parse_mustache
+from evallint.frontends.template_text import TextMap, fenced_spans, normalize_newlines
+from evallint.kinds import FileKind
+from evallint.roles import (
+    EVALUATOR_WORDS,
+    GENERATOR_WORDS,
+    Role,
+    RoleInfo,
+    name_tokens,
+    role_from_value,
+)
+from evallint.source import SourceFile
+
+
+@dataclass
+class PromptFileFacts(PromptFacts):
+    """PromptFacts plus what the template rules need beyond the shared fields."""
+
+    # Where the template works on a batch of items ("for each item", a loop over items).
+    batch_pos: Pos | None = None
+    batch_evidence: str = ""
+
+
+_JINJA_EXTS = (".j2", ".jinja", ".jinja2", ".prompty")
+_MUSTACHE_EXTS = (".mustache", ".hbs", ".handlebars", ".prompt")
+_FORMAT_NAMES = {
+    "jinja": "jinja", "jinja2": "jinja", "j2": "jinja",
+    "mustache": "mustache", "handlebars": "mustache", "hbs": "mustache",
+    "f-string": "format", "fstring": "format", "format": "format", "python": "format",
+    "str": "format", "str.format": "format",
+}
+_MUSTACHE_SIGNS = re.compile(r"\{\{~?\s*[#/^>!]|\{\{\{")
+_JINJA_SIGNS = re.compile(r"\{%|\{#")
+
+# Role words for headings are stricter than for names: "## Answer" in a judge prompt is
+# the thing being graded, not a generator section.
+HEADING_EVALUATOR = frozenset(
+    {"evaluator", "evaluation", "evaluate", "judge", "judging", "grader", "grading", "grade",
+     "critic", "critique", "scorer", "scoring", "verifier", "rater", "reviewer", "assessor",
+     "rubric"}
+)
+HEADING_GENERATOR = frozenset(
+    {"generator", "generation", "generate", "writer", "solver", "actor", "drafter", "producer",
+     "implementer"}
+)
+
+_STRONG_CUES = [
+    re.compile(r"\byou are (?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
+               r"(judge|grader|evaluator|critic|reviewer|rater|scorer|assessor|verifier)\b",
+               re.I),
+    re.compile(r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
+               r"(?:[\w-]+\s+){0,2}?(response|answer|output|completion|submission|candidate)s?\b",
+               re.I),
+]
+_WEAK_CUES = [
+    re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
+               r"\s*\d+|\b\d+\s*(?:-|–|to)\s*\d+\s+scale\b", re.I),
+    re.compile(r"\brubric\b", re.I),
+]
+_BATCH_TEXT = re.compile(
+    r"\bfor each (?:item|response|sample|case|submission|candidate|answer|output)\b"
+    r"|\beach item\b|\bbatch of (?:items|responses|samples|outputs)\b", re.I,
+)
+BATCH_WORDS = frozenset(
+    {"items", "batch", "cases", "samples", "candidates", "responses", "outputs", "completions",
+     "submissions", "answers"}
+)
+_JSON_KEY = re.compile(r"\"([A-Za-z_][\w-]*)\"\s*:")
+_XML_OPEN = re.compile(r"<([A-Za-z_][\w-]*)>")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+_SCHEMA_WORDS = frozenset(
+    {"type", "properties", "required", "items", "description", "format", "schema", "enum",
+     "minimum", "maximum", "additionalProperties", "title", "default", "json_schema", "name",
+     "strict", "anyOf", "oneOf", "allOf", "$schema", "minItems", "maxItems", "const"}
+)
+_ROLE_KEYS = ("step", "role", "type", "kind", "agent")
+_CONTRACT_KEYS = ("output", "outputs", "output_schema", "outputSchema", "response_format",
+                  "json_schema", "schema")
+
+
+@frontend(FileKind.JINJA, FileKind.MUSTACHE, FileKind.PROMPT, FileKind.PROMPTY,
+          FileKind.DOTPROMPT)
+def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
+    """Parse any template-bearing prompt file into :class:`PromptFileFacts`."""
+    text = normalize_newlines(source.text)
+    kind = _kind_of(source.rel, config)
+    facts = PromptFileFacts(path=source.rel, kind=kind)
+    body = text
+    doc: Doc | None = None
+    split = split_front_matter(text)
+    if split is not None:
+        yaml_text, first_line, body_start = split
+        try:
+            doc = load_yaml(yaml_text, line_offset=first_line - 1)
+        except ParseError:
+            if kind in (FileKind.PROMPT.value, FileKind.PROMPTY.value,
+                        FileKind.DOTPROMPT.value):
+                raise
+            doc = None  # a template that merely starts with '---' text
+        if doc is not None:
+            facts.front_matter_pos = Pos(1, 1)
+            facts.body_start_line = body_start
+            # Blank the front matter so body positions are file positions.
+            lines = text.split("\n")
+            body = "\n" * (body_start - 1) + "\n".join(lines[body_start - 1:])
+            if isinstance(doc.data, dict):
+                facts.front_matter = doc.data
+                facts.front_matter_lines = {
+                    str(k[0]): p.line for k, p in doc.keys.items() if len(k) == 1
+                }
+    elif kind in (FileKind.PROMPTY.value, FileKind.DOTPROMPT.value) and text.startswith("---"):
+        raise ParseError("front matter opened on line 1 is never closed (no closing '---')", 1, 1)
+
+    facts.template = _parse_body(source.rel, body, facts.front_matter)
+    tmap = TextMap.of(body)
+    fences = fenced_spans(body)
+    facts.sections = _sections(body, tmap, fences)
+    _read_model(facts, doc)
+    facts.declarations = _declarations(facts.front_matter)
+    facts.contract_keys = _contract_keys(body, facts.front_matter)
+    facts.role = infer_role(facts, body, tmap, config)
+    _find_batch(facts, body, tmap)
+    return facts
+
+
+def _kind_of(rel: str, config: Config) -> str:
+    from evallint.classify import classify
+
+    found = classify(rel, templates=tuple(config.templates))
+    return found.value if found is not None else FileKind.PROMPT.value
+
+
+# ---------------------------------------------------------------------------- body
+
+
+def dialect_for(rel: str, body: str, front_matter: dict[str, Any]) -> str:
+    """jinja | mustache | format | none, from the extension, front matter, then the text."""
+    name = rel.lower()
+    if name.endswith(_JINJA_EXTS):
+        return "jinja"
+    if name.endswith(_MUSTACHE_EXTS):
+        return "mustache"
+    for key in ("template_format", "templateFormat", "format"):
+        value = front_matter.get(key)
+        if isinstance(value, str) and value.strip().lower() in _FORMAT_NAMES:
+            return _FORMAT_NAMES[value.strip().lower()]
+    if _MUSTACHE_SIGNS.search(body):
+        return "mustache"
+    if _JINJA_SIGNS.search(body) or "{{" in body:
+        return "jinja"
+    if has_format_fields(body):
+        return "format"
+    return "none"
+
+
+_PARSERS = {"jinja": parse_jinja, "mustache": parse_mustache, "format": parse_format}
+
+
+def _parse_body(rel: str, body: str, front_matter: dict[str, Any]) -> TemplateFacts:
+    dialect = dialect_for(rel, body, front_matter)
+    if dialect == "none":
+        return TemplateFacts(dialect="none")
+    try:
+        return _PARSERS[dialect](body)
+    except ParseError as first:
+        name = rel.lower()
+        if dialect == "format" or name.endswith(_JINJA_EXTS + _MUSTACHE_EXTS):
+            raise
+        # A markdown/text prompt: the detection may have guessed wrong; try the others.
+        for other in ("mustache", "jinja") if dialect == "jinja" else ("jinja",):
+            try:
+                return _PARSERS[other](body)
+            except ParseError:
+                continue
+        if has_format_fields(body) or "{{" not in body:
+            return parse_format(body)
+        raise first from None
+
+
+def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[Section]:
+    out: list[Section] = []
+    if "#" not in body:
+        return out
+    for m in _HEADING.finditer(body):
+        start = m.start()
+        if any(s <= start < e for s, e in fences):
+            continue
+        title = m.group(2).strip()
+        out.append(Section(title=title, level=len(m.group(1)), pos=tmap.pos(start),
+                           role=heading_role(title)))
+    return out
+
+
+def heading_role(title: str) -> str:
+    tokens = set(name_tokens(title))
+    ev = bool(tokens & HEADING_EVALUATOR)
+    gen = bool(tokens & HEADING_GENERATOR)
+    if ev and not gen:
+        return Role.EVALUATOR.value
+    if gen and not ev:
+        return Role.GENERATOR.value
+    return Role.UNKNOWN.value
+
+
+# ---------------------------------------------------------------------------- front matter
+
+
+def _read_model(facts: PromptFacts, doc: Doc | None) -> None:
+    fm = facts.front_matter
+    model = fm.get("model")
+    if isinstance(model, str) and model.strip():
+        facts.model = model.strip()
+        facts.model_pos = doc.pos("model") if doc else None
+        return
+    if isinstance(model, dict):  # prompty
+        for path in (("configuration", "model"), ("configuration", "azure_deployment"),
+                     ("configuration", "deployment"), ("configuration", "name"),
+                     ("parameters", "model"), ("id",), ("name",)):
+            value: Any = model
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, str) and value.strip():
+                facts.model = value.strip()
+                facts.model_pos = doc.pos("model", *path) if doc else None
+                return
+
+
+def _evallint_table(fm: dict[str, Any]) -> dict[str, Any]:
+    table = fm.get("evallint")
+    return table if isinstance(table, dict) else {}
+
+
+def _declarations(fm: dict[str, Any]) -> dict[str, str]:
+    """``evallint: {legitimate: {context: "why"}}`` or a list of ``{inputs, reason}``."""
+    out: dict[str, str] = {}
+    leg = _evallint_table(fm).get("legitimate")
+    if isinstance(leg, dict):
+        for key, reason in leg.items():
+            if isinstance(reason, str) and reason.strip():
+                out[str(key)] = reason.strip()
+    elif isinstance(leg, list):
+        for item in leg:
+            if not isinstance(item, dict):
+                continue
+            reason = item.get("reason")
+            inputs = item.get("inputs", item.get("input", []))
+            inputs = [inputs] if isinstance(inputs, str) else inputs
+            if isinstance(reason, str) and reason.strip() and isinstance(inputs, list):
+                for name in inputs:
+                    out[str(name)] = reason.strip()
+    return out
+
+
+def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
+    keys: list[str] = []
+    for m in _JSON_KEY.finditer(body):
+        keys.append(m.group(1))
+    for m in _XML_OPEN.finditer(body):
+        keys.append(m.group(1))
+    for name in _CONTRACT_KEYS:
+        if name in fm:
+            _schema_keys(fm[name], keys, 0)
+    return list(dict.fromkeys(keys))
+
+
+def _schema_keys(value: Any, into: list[str], depth: int) -> None:
+    if depth > 20:
+        return
+    if isinstance(value, dict):
+        props = value.get("properties")
+        if isinstance(props, dict):
+            into.extend(str(k) for k in props)
+            for v in props.values():
+                _schema_keys(v, into, depth + 1)
+        for key, v in value.items():
+            k = re.sub(r"[?(].*$", "", str(key)).strip()
+            if k and k not in _SCHEMA_WORDS:
+                into.append(k)
+            if key != "properties":
+                _schema_keys(v, into, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _schema_keys(item, into, depth + 1)
+
+
+# ---------------------------------------------------------------------------- roles
+
+
+def infer_role(facts: PromptFacts, body: str, tmap: TextMap, config: Config) -> RoleInfo:
+    """Config > front matter > file name > headings > content cues; evidence kept as text."""
+    rel = config.root_relative(facts.path)
+    for pattern, role in config.roles.items():
+        if globs.match(rel, pattern):
+            return RoleInfo(Role(role), [f"config roles: '{pattern}' = {role}"], explicit=True)
+
+    fm = facts.front_matter
+    candidates: list[tuple[str, Any]] = []
+    table = _evallint_table(fm)
+    if "role" in table:
+        candidates.append(("evallint.role", table["role"]))
+    candidates += [(k, fm[k]) for k in _ROLE_KEYS if k in fm]
+    for key, value in candidates:
+        role = role_from_value(value)
+        if role is not Role.UNKNOWN:
+            line = facts.front_matter_lines.get(key.split(".")[0])
+            where = f" (line {line})" if line else ""
+            return RoleInfo(role, [f"front matter {key}: {value}{where}"], explicit=True)
+
+    stem = PurePosixPath(facts.path).name
+    role, token = _name_role(stem)
+    if role is not Role.UNKNOWN:
+        return RoleInfo(role, [f"file name token '{token}'"])
+    title = fm.get("name") or fm.get("title")
+    if isinstance(title, str):
+        role, token = _name_role(title)
+        if role is not Role.UNKNOWN:
+            return RoleInfo(role, [f"front matter name token '{token}'"])
+
+    roles = {s.role for s in facts.sections} - {Role.UNKNOWN.value}
+    if len(roles) == 1:
+        sec = next(s for s in facts.sections if s.role in roles)
+        return RoleInfo(Role(sec.role), [f"heading '{sec.title}' (line {sec.pos.line})"])
+    if roles:
+        return RoleInfo(Role.UNKNOWN, ["headings name both a generator and an evaluator"])
+
+    evidence: list[str] = []
+    strong = False
+    for cue in _STRONG_CUES:
+        m = cue.search(body)
+        if m:
+            strong = True
+            evidence.append(f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})")
+    for cue in _WEAK_CUES:
+        m = cue.search(body)
+        if m:
+            evidence.append(f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})")
+    if strong or len(evidence) >= 2:
+        return RoleInfo(Role.EVALUATOR, evidence)
+    return RoleInfo(Role.UNKNOWN, evidence)
+
+
+def _name_role(name: str) -> tuple[Role, str]:
+    tokens = name_tokens(name)
+    ev = [t for t in tokens if t in EVALUATOR_WORDS]
+    gen = [t for t in tokens if t in GENERATOR_WORDS]
+    if ev and not gen:
+        return Role.EVALUATOR, ev[0]
+    if gen and not ev:
+        return Role.GENERATOR, gen[0]
+    return Role.UNKNOWN, ""
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------------------- batches
+
+
+def _find_batch(facts: PromptFileFacts, body: str, tmap: TextMap) -> None:
+    for var in facts.template.variables:
+        if var.kind not in ("iter", "section"):
+            continue
+        last = var.path[-1] if var.path else var.name
+        if set(name_tokens(last)) & BATCH_WORDS:
+            facts.batch_pos = var.pos
+            facts.batch_evidence = f"loops over '{var.dotted}'"
+            return
+    m = _BATCH_TEXT.search(body)
+    if m:
+        facts.batch_pos = tmap.pos(m.start())
+        facts.batch_evidence = f"says '{_snippet(m.group(0))}'"

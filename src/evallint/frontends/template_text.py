@@ -1,0 +1,120 @@
+"""Text helpers shared by the template front-ends: newlines, fenced blocks, delimiting tags.
+
+Template parsers see tags; whether an interpolated value is *delimited* (inside ``<output>…``
+tags, a fenced block or a triple-quoted block) is a property of the surrounding prose, so it is
+computed here once per file from the text around the template tags.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from evallint.facts import Pos
+from evallint.source import LineIndex
+
+_NEWLINES = re.compile(r"\r\n|\r")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.M)
+_TRIPLE = re.compile(r'"""|\'\'\'')
+# An XML-like tag: a letter right after '<' (so "a < b" is not a tag); attributes may hold
+# template tags. Self-closing tags delimit nothing.
+_OPEN_TAG = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>")
+_CLOSE_TAG = re.compile(r"</([A-Za-z][\w.:-]*)\s*>")
+
+
+def normalize_newlines(text: str) -> str:
+    """Jinja's lexer treats \\r\\n and \\r as line breaks; so do all front-ends (same lines)."""
+    if "\r" not in text:
+        return text
+    return _NEWLINES.sub("\n", text)
+
+
+def fenced_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of fenced code blocks (``` or ~~~), an unclosed fence running to the end."""
+    spans: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    for m in _FENCE.finditer(text):
+        fence = m.group(1)
+        if opened is None:
+            opened = (m.start(), fence)
+        elif fence[0] == opened[1][0] and len(fence) >= len(opened[1]):
+            line_end = text.find("\n", m.end())
+            rest = text[m.end(): line_end if line_end != -1 else len(text)]
+            if rest.strip():  # a closing fence carries no info string
+                continue
+            spans.append((opened[0], m.end()))
+            opened = None
+    if opened is not None:
+        spans.append((opened[0], len(text)))
+    return spans
+
+
+def _triple_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    for m in _TRIPLE.finditer(text):
+        if opened is None:
+            opened = (m.start(), m.group())
+        elif m.group() == opened[1]:
+            spans.append((opened[0], m.end()))
+            opened = None
+    return spans
+
+
+def _tag_spans(text: str) -> list[tuple[int, int]]:
+    """Spans between an opening tag and its matching closing tag (same name, nested allowed)."""
+    if "</" not in text:
+        return []
+    events: list[tuple[int, int, str, bool]] = []
+    for m in _OPEN_TAG.finditer(text):
+        if not m.group(0).endswith("/>"):
+            events.append((m.start(), m.end(), m.group(1).lower(), True))
+    for m in _CLOSE_TAG.finditer(text):
+        events.append((m.start(), m.end(), m.group(1).lower(), False))
+    events.sort()
+    open_by_name: dict[str, list[int]] = {}
+    spans: list[tuple[int, int]] = []
+    for start, end, name, is_open in events:
+        if is_open:
+            open_by_name.setdefault(name, []).append(end)
+        elif open_by_name.get(name):
+            spans.append((open_by_name[name].pop(), start))
+    return spans
+
+
+@dataclass
+class TextMap:
+    """Offset → position conversion and "is this offset delimited?" for one template text."""
+
+    text: str
+    index: LineIndex
+    _spans: list[tuple[int, int]] | None = None
+    _starts: list[int] | None = None
+
+    @classmethod
+    def of(cls, text: str) -> TextMap:
+        return cls(text, LineIndex(text))
+
+    def pos(self, offset: int) -> Pos:
+        line, col = self.index.pos(max(0, min(offset, len(self.text))))
+        return Pos(line, col)
+
+    def offset(self, line: int, column: int) -> int:
+        return self.index.offset(line, column)
+
+    def delimited(self, offset: int) -> bool:
+        if self._spans is None:
+            spans = fenced_spans(self.text) + _triple_spans(self.text) + _tag_spans(self.text)
+            spans.sort()
+            self._spans = spans
+            self._starts = [s for s, _ in spans]
+        assert self._starts is not None
+        i = bisect.bisect_right(self._starts, offset)
+        # Spans may nest, so look back over every span that starts before the offset.
+        return any(s <= offset < e for s, e in self._spans[:i])
+
+
+def clamp_line(text: str, line: int) -> int:
+    """A 1-based line number that exists in ``text``."""
+    return max(1, min(line, text.count("\n") + 1))
