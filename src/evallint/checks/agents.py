@@ -166,10 +166,11 @@ def project_permissions(project: Project, ctx: Context) -> Iterator[Finding]:
             users = [a for a in mine if _grants(a, entry.name)]
             if users:
                 names = ", ".join(f"'{a.name}'" for a in users)
+                agents = "agent" if len(users) == 1 else "agents"
                 yield ctx.finding(
                     "EL403", settings.path, entry.pos,
                     f"project permission '{entry.text}' pre-approves a write/exec action for "
-                    f"evaluator agent {names}, which has {entry.name}: {reason}",
+                    f"evaluator {agents} {names}, which can use {entry.name}: {reason}",
                     related=[_rel_tools(a) for a in users],
                     evidence=[e for a in users for e in a.role.evidence])
         mode = (settings.default_mode or "").strip()

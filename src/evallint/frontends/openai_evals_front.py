@@ -88,7 +88,8 @@ def parse_openai_evals(source: SourceFile, config: Config) -> OpenAIEvalsFacts:
             base = doc.values.get(path, spec.pos)
             first = doc.text_line(*path) or base.line
             shift = 1 if path in doc.quoted else 0
-            spec.fields += format_fields(text, first, base.column + shift)
+            column = 1 if path in doc.body_lines else base.column + shift
+            spec.fields += format_fields(text, first, column)
         io = body.get("input_outputs")
         if isinstance(io, dict):
             spec.mapped = [str(x) for kv in io.items() for x in kv]
