@@ -72,6 +72,14 @@ def _name_listed(name: str, names: Iterable[str]) -> bool:
     return False
 
 
+_VERBS = {"include": "includes", "import": "imports", "from": "imports from",
+          "extends": "extends", "partial": "renders the partial"}
+
+
+def _verb(ref: TemplateRef) -> str:
+    return _VERBS.get(ref.kind, ref.kind)
+
+
 def _prompts(project: Project) -> Iterator[PromptFacts]:
     for facts in project.of_kind(*TEMPLATE_KINDS):
         if isinstance(facts, PromptFacts):
@@ -358,7 +366,7 @@ def template_references(project: Project, ctx: Context) -> Iterator[Finding]:
             if role is Role.EVALUATOR and target_role is Role.GENERATOR:
                 yield ctx.finding(
                     "EL104", facts.path, ref.pos,
-                    f"evaluator {ref.kind}s generator template '{ref.target}' ({why}); the judge "
+                    f"evaluator {_verb(ref)} generator template '{ref.target}' ({why}); the judge "
                     "must not share the generator's prompt", related=related,
                     evidence=list(facts.role.evidence),
                 )
@@ -371,7 +379,7 @@ def template_references(project: Project, ctx: Context) -> Iterator[Finding]:
                 if rubric:
                     yield ctx.finding(
                         "EL106", facts.path, ref.pos,
-                        f"generator {ref.kind}s '{ref.target}'"
+                        f"generator {_verb(ref)} '{ref.target}'"
                         f"{f' ({why})' if why else ''}: the rubric and evaluator prompt must "
                         "stay out of the generator's context", related=related,
                         evidence=list(facts.role.evidence),
@@ -383,7 +391,7 @@ def _context_through(facts: PromptFacts, ref: TemplateRef, target: FileFacts,
     """EL102 for generator-context variables that an included file renders."""
     seen: set[str] = {facts.path}
     todo = [target]
-    reported: set[str] = set()
+    reported: set[tuple[str, str]] = set()
     while todo:
         cur = todo.pop()
         if cur.path in seen or not isinstance(cur, PromptFacts) or cur.role.is_evaluator:
@@ -391,21 +399,21 @@ def _context_through(facts: PromptFacts, ref: TemplateRef, target: FileFacts,
         seen.add(cur.path)
         for var in cur.template.variables:
             denied = _denied(var, ctx)
-            if denied is None or var.dotted in reported:
+            if denied is None or (var.name, denied[0]) in reported:
                 continue
             element, signal = denied
-            reported.add(var.dotted)
+            reported.add((var.name, element))
             related = [_rel(cur, var.pos, f"'{var.dotted}' is rendered here")]
             reason = _legit(ctx, facts, var.name, element, var.dotted, signal)
             if reason:
                 yield ctx.finding("EL102", facts.path, ref.pos,
-                                  f"'{var.dotted}' (via {ref.kind} '{ref.target}') reaches the "
+                                  f"'{var.dotted}' (through {ref.kind} '{ref.target}') reaches the "
                                   f"evaluator by design: {reason}", severity=Severity.NOTE,
                                   related=related)
             else:
                 yield ctx.finding(
                     "EL102", facts.path, ref.pos,
-                    f"evaluator {ref.kind}s '{ref.target}', which renders '{var.dotted}' "
+                    f"evaluator {_verb(ref)} '{ref.target}', which renders '{var.dotted}' "
                     f"({cur.path}:{var.pos.line}): '{element}' is generator context",
                     related=related, evidence=list(facts.role.evidence),
                 )
