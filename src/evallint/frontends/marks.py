@@ -59,7 +59,13 @@ class Doc:
 
 def load_yaml(text: str, line_offset: int = 0) -> Doc:
     """Parse one YAML document with positions (``line_offset`` for embedded front matter)."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a control character: found before any parsing
+        line = text.count("\n", 0, exc.position) + 1 + line_offset
+        col = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise ParseError(f"invalid YAML: character #x{exc.character:04x} is not allowed",
+                         line, col) from None
     try:
         node = loader.get_single_node()
         if node is None:

@@ -39,20 +39,28 @@ class OpenAIEvalsFacts(FileFacts):
 
 
 def format_fields(text: str, first_line: int, column: int) -> list[FormatField]:
-    """Fields of a ``str.format`` template; an invalid template yields none (it never renders)."""
+    """Fields of a ``str.format`` template; an invalid template yields none (it never renders).
+
+    ``column`` is where the text starts on ``first_line``; fields on later lines get column 1
+    (the indentation of a block scalar is not part of the string).
+    """
     out: list[FormatField] = []
-    line = first_line
     try:
         parsed = list(string.Formatter().parse(text))
     except ValueError:
         return out
-    for literal, fname, _spec, _conv in parsed:
-        line += literal.count("\n")
+    cursor = 0
+    for _literal, fname, _spec, _conv in parsed:
         if fname is None:
             continue
+        idx = text.find("{" + fname, cursor)
+        idx = idx if idx >= 0 else cursor
+        cursor = idx + 1
+        line = first_line + text.count("\n", 0, idx)
+        col = column + idx if line == first_line else 1
         root = fname.split(".", 1)[0].split("[", 1)[0]
         if root and not root.isdigit():
-            out.append(FormatField(root, fname, Pos(line, column if line == first_line else 1)))
+            out.append(FormatField(root, fname, Pos(line, col)))
     return out
 
 
