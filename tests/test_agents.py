@@ -124,7 +124,8 @@ def test_settings_apply_only_to_their_own_project(tmp_path: Path) -> None:
 
 
 def test_el401_message_names_the_evidence(tmp_path: Path) -> None:
-    write_files(tmp_path, {".claude/agents/evaluator.md": "---\nname: evaluator\ntools: Bash\n---\n"})
+    write_files(tmp_path,
+                {".claude/agents/evaluator.md": "---\nname: evaluator\ntools: Bash\n---\n"})
     result = lint_tree(tmp_path, {"EL401"})
     [f] = result.findings
     assert f.evidence == ["agent name 'evaluator' (word 'evaluator')"]
