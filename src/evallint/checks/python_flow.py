@@ -1,0 +1,82 @@
+"""EL201-EL203 for Python: what reaches the evaluator, and what reaches the generator.
+
+The data flow itself is computed once per project by :mod:`evallint.pyflow.analysis`; these
+checks only word the findings, naming both ends of every flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from evallint.findings import Finding, Related, Severity
+from evallint.pyflow.analysis import Flow, where
+from evallint.pyflow.project import result_for
+from evallint.registry import Context, Project, project_check
+
+
+def _related(flow: Flow, origin_msg: str) -> list[Related]:
+    out: list[Related] = []
+    o = flow.origin
+    if o is not None and o.key[2] >= 0:
+        cell = f" (cell {o.pos.cell})" if o.pos.cell is not None else ""
+        out.append(Related(o.path, o.pos.line, o.pos.column, origin_msg + cell))
+    for path, pos, msg in flow.related:
+        out.append(Related(path, pos.line, pos.column, msg))
+    return out
+
+
+def _legit(flow: Flow, project: Project, ctx: Context, *names: str) -> str | None:
+    facts = project.files.get(flow.path)
+    if facts is None:
+        return None
+    for name in names:
+        if name:
+            reason = ctx.legitimate(facts, name)
+            if reason:
+                return reason
+    return None
+
+
+@project_check("EL201", "EL202", "EL203")
+def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
+    result = result_for(project, ctx)
+    overridden = set(ctx.config.severity)
+    for flow in result.flows:
+        if not ctx.is_enabled(flow.code):
+            continue
+        o = flow.origin
+        src = where(o.path, o.pos) if o is not None else "?"
+        sink = where(flow.path, flow.pos)
+        via = f" as `{flow.detail}`" if flow.detail else ""
+        severity: Severity | None = None
+        if flow.code == "EL201":
+            msg = (f"generator output (generated at {src}) reaches {flow.sink} at {sink}{via} "
+                   "without a final-answer extraction")
+            if flow.reasoning:
+                msg += f"; {flow.reasoning[0]}"
+            elif "EL201" not in overridden:
+                severity = Severity.WARNING
+            rel = _related(flow, "the generator call that produced it")
+            legit = _legit(flow, project, ctx, "thinking", "reasoning", flow.name)
+        elif flow.code == "EL202":
+            what = o.what if o is not None else f"`{flow.name}`"
+            if o is not None and o.key[2] >= 0:
+                msg = (f"{what} (given to the generator at {src}) reaches {flow.sink} at "
+                       f"{sink}; the evaluator should see only the task input and the output")
+            else:
+                msg = (f"{what} looks like the generator's context (steps, trace, history) and "
+                       f"reaches {flow.sink} at {sink}; the evaluator should see only the task "
+                       "input and the output")
+            rel = _related(flow, "the generator call that used it")
+            legit = _legit(flow, project, ctx, flow.name, flow.name.split(".")[-1])
+        else:
+            what = o.what if o is not None else "the evaluator's rubric"
+            msg = (f"{what} (the evaluator's prompt or rubric, at {src}) reaches {flow.sink} "
+                   f"at {sink}; the generator should learn only the feedback string")
+            rel = _related(flow, "the rubric comes from here")
+            legit = None
+        if legit:
+            msg += f" (declared legitimate: {legit})"
+            severity = Severity.NOTE
+        yield ctx.finding(flow.code, flow.path, flow.pos, msg, severity=severity, related=rel,
+                          evidence=list(flow.reasoning))

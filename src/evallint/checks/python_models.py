@@ -1,0 +1,115 @@
+"""EL301/EL302 (same or not cheaper model) and EL401 (write/exec tools) for Python LLM calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from evallint import models
+from evallint.findings import Finding, Related
+from evallint.pyflow.analysis import LLMCall, where
+from evallint.pyflow.project import result_for
+from evallint.pyflow.summaries import Origin
+from evallint.registry import Context, Project, project_check
+from evallint.roles import Role, name_tokens
+
+# Server tool types of the Anthropic API that write or execute.
+WRITE_TOOL_TYPES = ("bash_", "text_editor_", "computer_", "code_execution_", "str_replace")
+WRITE_TOOL_WORDS = {"write", "edit", "exec", "execute", "shell", "bash", "command", "cmd",
+                    "delete", "remove", "rm", "patch", "modify", "save", "overwrite", "mkdir",
+                    "move", "rename", "terminal", "subprocess", "eval", "python", "apply"}
+
+
+def _chain(o: Origin | None) -> list[tuple[str, str, int]]:
+    keys = []
+    while o is not None:
+        keys.append(o.key)
+        o = o.inner
+    return keys
+
+
+def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
+    """(evaluator, generator) call pairs that belong to one loop: linked by a flow from the
+    generator's output to the evaluator's input, or made in the same file."""
+    base_e = {c.origin.key: c for c in calls
+              if c.role is Role.EVALUATOR and not c.own_role and c.origin and c.model}
+    base_g = {c.origin.key: c for c in calls
+              if c.role is not Role.EVALUATOR and not c.own_role and c.origin and c.model}
+    pairs: dict[tuple[object, object], None] = {}
+    for x in calls:
+        if x.role is not Role.EVALUATOR:
+            continue
+        e_keys = [k for k in _chain(x.origin) if k in base_e]
+        g_keys = [k for o in x.inputs_from for k in _chain(o) if k in base_g]
+        for ek in e_keys:
+            for gk in g_keys:
+                pairs[(ek, gk)] = None
+    linked = {ek for ek, _ in pairs}
+    for ek, e in base_e.items():
+        if ek in linked:
+            continue
+        for gk, g in base_g.items():
+            if g.path == e.path:
+                pairs[(ek, gk)] = None
+    return [(base_e[ek], base_g[gk]) for ek, gk in pairs  # type: ignore[index,unused-ignore]
+            if ek in base_e and gk in base_g]
+
+
+def _model(c: LLMCall) -> str:
+    how = f", {c.model_where}" if c.model_where else ""
+    return f"`{c.model}`{how}"
+
+
+@project_check("EL301", "EL302")
+def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
+    result = result_for(project, ctx)
+    families = ctx.params("EL302").get("families")
+    seen: set[tuple[str, tuple[str, str, int] | None]] = set()
+    for e, g in _pairs(result.calls):
+        assert e.model is not None and g.model is not None
+        if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
+            continue
+        rel = [Related(g.path, g.pos.line, g.pos.column, f"the generator call ({_model(g)})")]
+        ev = [f"evaluator: {x}" for x in e.evidence] + [f"generator: {x}" for x in g.evidence]
+        key = e.origin.key if e.origin else None
+        if models.same_model(e.model, g.model):
+            if ("EL301", key) in seen or not ctx.is_enabled("EL301"):
+                continue
+            seen.add(("EL301", key))
+            yield ctx.finding(
+                "EL301", e.path, e.pos,
+                f"the evaluator call at {where(e.path, e.pos)} runs {_model(e)}, the same model "
+                f"as the generator call at {where(g.path, g.pos)} ({_model(g)})",
+                related=rel, evidence=ev)
+        elif models.is_cheaper(e.model, g.model, families) is False:
+            if ("EL302", key) in seen or not ctx.is_enabled("EL302"):
+                continue
+            seen.add(("EL302", key))
+            yield ctx.finding(
+                "EL302", e.path, e.pos,
+                f"the evaluator at {where(e.path, e.pos)} runs {_model(e)}, not in a cheaper "
+                f"tier than the generator at {where(g.path, g.pos)} ({_model(g)})",
+                related=rel, evidence=ev)
+
+
+def write_tool(name: str, extra: set[str]) -> bool:
+    low = name.lower()
+    if low.startswith(WRITE_TOOL_TYPES) or low in extra:
+        return True
+    return bool(set(name_tokens(name)) & WRITE_TOOL_WORDS)
+
+
+@project_check("EL401")
+def python_tools(project: Project, ctx: Context) -> Iterator[Finding]:
+    result = result_for(project, ctx)
+    extra = {str(t).lower() for t in ctx.params("EL401").get("write_tools", [])}
+    for c in result.calls:
+        if c.role is not Role.EVALUATOR or not c.tools:
+            continue
+        bad = [t for t in dict.fromkeys(c.tools) if t not in ("function", "custom")
+               and write_tool(t, extra)]
+        if bad:
+            names = ", ".join(f"`{b}`" for b in bad)
+            yield ctx.finding(
+                "EL401", c.path, c.pos,
+                f"the evaluator call at {where(c.path, c.pos)} is given write/exec tools: "
+                f"{names}; an evaluator should only read", evidence=list(c.evidence))

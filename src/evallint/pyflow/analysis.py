@@ -1,0 +1,1179 @@
+"""Project-level Python analysis: resolve calls, summarise helpers to a fixpoint, then follow
+values from the generator's call to the evaluator's.
+
+Each function's steps are interpreted over *labels* (see :class:`~evallint.pyflow.summaries.L`):
+an assignment replaces a name's labels (so an extraction really cleans a value), branches join,
+loops run twice so values carried across iterations are seen. The result is a list of events
+(flows, LLM calls with roles and models, loops, parses, file opens) that the checks in
+``evallint/checks/python_*.py`` turn into findings.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from evallint.config import Config
+from evallint.facts import Pos
+from evallint.pyflow.ir import (
+    Assign,
+    CallIR,
+    Exit,
+    ExprStep,
+    FunctionIR,
+    If,
+    Loop,
+    PythonFacts,
+    Ref,
+    Return,
+    Step,
+    Val,
+)
+from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
+from evallint.roles import EVALUATOR_WORDS, Role, name_tokens, role_from_name
+
+LLM_SDKS = ("anthropic", "openai", "litellm")
+ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
+                     "messages.batches.create", "completions.create")
+OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
+                  "responses.create", "responses.parse", "responses.stream")
+LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
+                 "litellm.batch_completion", "litellm.responses"}
+NON_CONTENT = {"model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
+               "tools", "tool_choice", "thinking", "reasoning_effort", "reasoning",
+               "response_format", "output_format", "text_format", "stream", "timeout", "n",
+               "seed", "stop", "stop_sequences", "metadata", "extra_headers", "extra_body",
+               "betas", "service_tier", "parallel_tool_calls", "api_key", "base_url",
+               "max_retries", "num_retries", "user", "store", "text"}
+STRUCTURED = {"response_format", "output_format", "text_format"}
+METADATA_ATTRS = {"usage", "id", "model", "stop_reason", "finish_reason", "role", "type",
+                  "created", "index", "input_tokens", "output_tokens", "stop_sequence",
+                  "system_fingerprint", "object", "status"}
+THINK_ATTRS = {"thinking", "reasoning", "reasoning_content", "redacted_thinking"}
+PASS_KEYS = {"pass", "passed", "passes", "is_pass", "pass_", "passing", "success", "approved",
+             "accept", "accepted", "is_correct", "correct", "ok"}
+CTX_TOKENS = {"steps", "intermediate", "trace", "scratchpad", "trajectory", "transcript",
+              "history", "thoughts", "toolcalls", "tool", "chain"}
+PROMPTISH = {"prompt", "rubric", "criteria", "criterion", "template", "tmpl", "instructions",
+             "instruction", "system", "guidelines", "checklist", "preamble", "sys"}
+QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "range", "sleep",
+               "time", "perf_counter", "monotonic", "debug", "info", "warning", "error",
+               "exception", "log", "write", "flush", "close", "dump", "dumps"}
+PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load", "yaml.load",
+               "orjson.loads", "ujson.loads"}
+LOADER_TOKENS = {"open", "read", "load", "prompt", "template", "get", "text", "file", "path"}
+
+_JUDGE_TEXT = re.compile(
+    r"\byou are (?:an? |the )?(?:\w+ ){0,3}(?:judge|grader|evaluator|critic|reviewer|rater|"
+    r"assessor|scorer)\b|\bgrading rubric\b|\b(?:score|grade|evaluate|rate|assess) the "
+    r"(?:following )?(?:response|answer|output|submission|candidate|draft)",
+    re.IGNORECASE,
+)
+_REASON_TEXT = re.compile(
+    r"step[- ]by[- ]step|<thinking>|<scratchpad>|chain[- ]of[- ]thought|think (?:it )?through|"
+    r"reason (?:it )?through|show your (?:work|reasoning)|explain your reasoning|"
+    r"think carefully|reason carefully|before answering, think",
+    re.IGNORECASE,
+)
+_REASONING_MODEL = re.compile(r"(?:^|/)(?:o1|o3|o4)(?:-|$)|deepseek-r1|reasoner|-thinking|qwq",
+                              re.IGNORECASE)
+_THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
+_ANSWER_PATTERN = re.compile(r"answer|final|result|output|</think|####", re.IGNORECASE)
+_PATHLIKE = re.compile(r"^[\w./-]{1,120}$")
+
+DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
+                   "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
+                   "*final_text*", "answer_only", "*drop_thinking*")
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass
+class Flow:
+    """A labelled value reaching a sink: EL201 (raw), EL202 (generator context), EL203
+    (rubric to generator)."""
+
+    code: str
+    path: str
+    pos: Pos
+    sink: str  # what the sink is: "the evaluator call `judge()`"
+    origin: Origin | None
+    detail: str = ""
+    reasoning: tuple[str, ...] = ()
+    name: str = ""  # the variable, for legitimate-by-design declarations
+    evidence: tuple[str, ...] = ()
+    related: tuple[tuple[str, Pos, str], ...] = ()
+
+
+@dataclass
+class LLMCall:
+    """An effective LLM call: an SDK call, or a call of a helper that makes one."""
+
+    path: str
+    function: str
+    pos: Pos
+    callee: str
+    role: Role
+    evidence: tuple[str, ...]
+    model: str | None
+    model_where: str
+    model_pos: Pos
+    tools: tuple[str, ...]
+    inputs_from: tuple[Origin, ...]  # generator outputs reaching its input
+    own_role: bool = False  # the callee has a role of its own (generate(), judge())
+    origin: Origin | None = None
+
+
+@dataclass
+class LoopEvent:
+    path: str
+    function: str
+    pos: Pos
+    kind: str
+    bounded: bool
+    gen: tuple[Pos, ...]
+    ev: tuple[Pos, ...]
+
+    @property
+    def refinement(self) -> bool:
+        return bool(self.gen) and bool(self.ev)
+
+
+@dataclass
+class Event:
+    """EL502/EL503/EL504/EL505 evidence: a position, a message and related places."""
+
+    code: str
+    path: str
+    pos: Pos
+    message: str
+    related: tuple[tuple[str, Pos, str], ...] = ()
+
+
+@dataclass
+class Result:
+    flows: list[Flow] = field(default_factory=list)
+    calls: list[LLMCall] = field(default_factory=list)
+    loops: list[LoopEvent] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    facts: dict[str, PythonFacts] = field(default_factory=dict)
+
+
+def where(path: str, pos: Pos) -> str:
+    name = PurePosixPath(path).name
+    if pos.cell is not None:
+        return f"{name}:cell {pos.cell}:{pos.line}"
+    return f"{name}:{pos.line}"
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+class Analysis:
+    """Everything project-wide: tables, summaries, options; runs the interpreter."""
+
+    def __init__(self, facts: list[PythonFacts], config: Config,
+                 extract: Iterable[str] = DEFAULT_EXTRACT) -> None:
+        self.tables = Tables(facts)
+        self.config = config
+        self.extract = tuple(extract) + tuple(config.extract_functions)
+        self.summaries: dict[tuple[str, str], Summary] = {}
+        # module-level names passed as a generator's system prompt / history, per file
+        self.genctx: dict[str, dict[str, L]] = {}
+        self.result = Result(facts={f.path: f for f in facts})
+
+    def summary(self, mod: Module, fn: FunctionIR) -> Summary:
+        return self.summaries.get((mod.path, fn.name)) or Summary()
+
+    def run(self) -> Result:
+        funcs = [(m, f) for m in self.tables.modules for f in m.facts.functions.values()]
+        for _ in range(6):
+            changed = False
+            for mod, fn in funcs:
+                interp = Interp(self, mod, fn, report=False)
+                new = interp.run()
+                old = self.summaries.get((mod.path, fn.name))
+                if old is None or old.signature() != new.signature():
+                    changed = True
+                self.summaries[(mod.path, fn.name)] = new
+            if not changed:
+                break
+        for mod, fn in funcs:
+            Interp(self, mod, fn, report=True).run()
+        self._dedupe()
+        return self.result
+
+    def _dedupe(self) -> None:
+        """Loops are interpreted twice: keep one record per place."""
+        r = self.result
+        r.calls = list({(c.path, c.function, c.pos, c.callee): c for c in r.calls}.values())
+        r.events = list({(e.code, e.path, e.pos): e for e in r.events}.values())
+        r.loops = list({(lp.path, lp.function, lp.pos): LoopEvent(
+            lp.path, lp.function, lp.pos, lp.kind, lp.bounded, tuple(dict.fromkeys(lp.gen)),
+            tuple(dict.fromkeys(lp.ev))) for lp in r.loops}.values())
+
+    # ------------------------------------------------------------------ config roles
+
+    def configured_role(self, *names: str) -> tuple[Role, str] | None:
+        for name in names:
+            if not name:
+                continue
+            short = name.rsplit(".", 1)[-1]
+            for pat in self.config.evaluator_functions:
+                if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(short, pat):
+                    return Role.EVALUATOR, f"config evaluator-functions matches `{short}`"
+            for pat in self.config.generator_functions:
+                if fnmatch.fnmatchcase(name, pat) or fnmatch.fnmatchcase(short, pat):
+                    return Role.GENERATOR, f"config generator-functions matches `{short}`"
+        return None
+
+    def is_extractor(self, func: str) -> bool:
+        short = func.rsplit(".", 1)[-1]
+        return any(fnmatch.fnmatchcase(short.lower(), p.lower())
+                   or fnmatch.fnmatchcase(func, p) for p in self.extract)
+
+    # ------------------------------------------------------------------ models
+
+    def resolve_ref(self, ref: Ref | None, mod: Module, cls: str | None,
+                    depth: int = 0) -> tuple[str | None, str]:
+        """A model string for a symbolic ref, and where it came from (for messages)."""
+        if ref is None or depth > 12:
+            return None, ""
+        if ref[0] == "lit":
+            return str(ref[1]), ""
+        if ref[0] == "env":
+            value, how = self.resolve_ref(ref[2], mod, cls, depth + 1)
+            if value is None:
+                return None, ""
+            return value, f"default of ${ref[1]}" + (f", {how}" if how else "")
+        if ref[0] != "name":
+            return None, ""
+        path = str(ref[1])
+        consts = mod.facts.constants
+        candidates = [path]
+        if cls and path.startswith(("self.", "cls.")):
+            candidates.insert(0, f"{cls}.{path.split('.', 1)[1]}")
+        for cand in candidates:
+            if cand in consts:
+                val = consts[cand]
+                value, how = self.resolve_ref(val.ref, mod, cand.split(".")[0] if "." in cand
+                                              else cls, depth + 1)
+                if value is not None:
+                    return value, f"{cand} = {how}" if how else cand
+        root, _, rest = path.partition(".")
+        target = mod.facts.imports.get(root)
+        if target:
+            qual = f"{target}.{rest}" if rest else target
+            found = self.tables.constant(qual)
+            if found is not None:
+                other, name = found
+                value, how = self.resolve_ref(other.facts.constants[name].ref, other, None,
+                                              depth + 1)
+                if value is not None:
+                    return value, f"{name} in {PurePosixPath(other.path).name}" + (
+                        f" = {how}" if how else "")
+        return None, ""
+
+
+class Interp:
+    """Interprets one function's steps over labels."""
+
+    def __init__(self, an: Analysis, mod: Module, fn: FunctionIR, report: bool) -> None:
+        self.an = an
+        self.mod = mod
+        self.fn = fn
+        self.report = report
+        self.path = mod.path
+        self.labels: dict[str, frozenset[L]] = {}
+        self.refs: dict[str, Ref] = {}
+        self.call_out: dict[int, frozenset[L]] = {}
+        self.call_loops: dict[int, tuple[int, ...]] = {}
+        self.loop_stack: list[int] = []
+        self.loop_roles: dict[int, tuple[list[Pos], list[Pos]]] = {}
+        self.refinement: set[int] = set()
+        self.opens: list[tuple[CallIR, tuple[int, ...], bool]] = []
+        self.parses: dict[Origin | None, list[tuple[CallIR, L]]] = {}
+        self.summary = Summary(pos=fn.pos)
+        prev = an.summaries.get((mod.path, fn.name))
+        self.prev_n = prev.n_llm if prev else 0
+        self.returns: set[L] = set()
+        self.slots: dict[int, set[str]] = {}
+        self.sinks: dict[int, set[str]] = {}
+        self.called: set[str] = set()
+        self.flows: dict[tuple[Any, ...], Flow] = {}
+        self.cur = fn.pos
+        own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
+        self.own_evidence: tuple[str, ...]
+        if own is not None:
+            self.own_role, self.own_evidence = own[0], (own[1],)
+        else:
+            base = fn.name.rsplit(".", 1)[-1]
+            r = role_from_name(base) if fn.name != "<module>" else Role.UNKNOWN
+            self.own_role = r
+            self.own_evidence = (f"function name `{base}`",) if r is not Role.UNKNOWN else ()
+
+    # ------------------------------------------------------------------ driver
+
+    def run(self) -> Summary:
+        for i, p in enumerate(self.fn.params):
+            self.labels[p.name] = frozenset({L("param", None, i)})
+            self.refs[p.name] = ("param", i)
+        self.block(self.fn.body)
+        s = self.summary
+        s.role, s.role_evidence = self.own_role, self.own_evidence
+        s.returns = frozenset(self.returns)
+        s.slots = {k: frozenset(v) for k, v in self.slots.items()}
+        s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
+        s.called_roles = frozenset(self.called)
+        s.llm = s.n_llm > 0
+        if self.report:
+            self.finish_report()
+        return s
+
+    def block(self, steps: list[Step]) -> None:
+        for step in steps:
+            self.step(step)
+
+    def snapshot(self) -> tuple[dict[str, frozenset[L]], dict[str, Ref]]:
+        return dict(self.labels), dict(self.refs)
+
+    def join(self, other: dict[str, frozenset[L]], other_refs: dict[str, Ref]) -> None:
+        for k, v in other.items():
+            self.labels[k] = self.labels.get(k, frozenset()) | v
+        for k, r in other_refs.items():
+            if self.refs.get(k, r) != r:
+                self.refs.pop(k, None)
+            elif k not in self.refs:
+                self.refs[k] = r
+
+    def step(self, step: Step) -> None:
+        self.cur = step.pos
+        if isinstance(step, Assign):
+            value = self.eval(step.value)
+            ref = self.local_ref(step.value.ref)
+            for t in step.targets:
+                if step.aug or step.weak:
+                    self.labels[t] = self.labels.get(t, frozenset()) | value
+                    self.refs.pop(t, None)
+                else:
+                    self.labels[t] = value
+                    self._drop_children(t)
+                    if ref is not None and len(step.targets) == 1:
+                        self.refs[t] = ref
+                    else:
+                        self.refs.pop(t, None)
+        elif isinstance(step, ExprStep):
+            self.eval(step.value)
+        elif isinstance(step, Return):
+            value = self.eval(step.value)
+            self.returns |= value
+            self.check_last_not_best(step, value)
+        elif isinstance(step, If):
+            test = self.eval(step.test)
+            self.check_pass_test(step.test, test, step.pos)
+            before = self.snapshot()
+            self.block(step.body)
+            after_body = self.snapshot()
+            self.labels, self.refs = dict(before[0]), dict(before[1])
+            self.block(step.orelse)
+            self.join(*after_body)
+        elif isinstance(step, Loop):
+            self.loop(step)
+        elif isinstance(step, Exit):
+            pass
+
+    def _drop_children(self, target: str) -> None:
+        prefix = target + "."
+        for k in [k for k in self.labels if k.startswith(prefix)]:
+            del self.labels[k]
+
+    def loop(self, loop: Loop) -> None:
+        self.loop_stack.append(loop.id)
+        self.loop_roles.setdefault(loop.id, ([], []))
+        entry = self.snapshot()
+        for _ in range(2):
+            if loop.kind == "for":
+                it = self.eval(loop.iter)
+                for t in loop.targets:
+                    self.labels[t] = it
+                    self.refs.pop(t, None)
+            elif loop.test is not None:
+                test = self.eval(loop.test)
+                self.check_pass_test(loop.test, test, loop.pos)
+            self.block(loop.body)
+            self.join(*entry)
+            entry = self.snapshot()
+        self.loop_stack.pop()
+        self.block(loop.orelse)
+        gen, ev = self.loop_roles[loop.id]
+        bounded = self.bounded(loop)
+        if gen and ev:
+            self.refinement.add(loop.id)
+        if self.report:
+            self.an.result.loops.append(LoopEvent(self.path, self.fn.name, loop.pos, loop.kind,
+                                                  bounded, tuple(gen), tuple(ev)))
+
+    # ------------------------------------------------------------------ loop bounds
+
+    def judgey(self, labels: frozenset[L]) -> bool:
+        return any(lb.kind in ("judge", "pass", "llm", "gen", "ans") for lb in labels)
+
+    def bounded(self, loop: Loop) -> bool:
+        if loop.kind == "for":
+            for cid in loop.iter.calls:
+                func = self.fn.calls[cid].func.rsplit(".", 1)[-1]
+                if func in ("count", "cycle") or (func == "repeat"
+                                                  and len(self.fn.calls[cid].args) < 2):
+                    return False
+            return True
+        assert loop.test is not None
+        if any(not self.judgey(self.peek(c)) for c in loop.test.compares):
+            return True
+        return self._exit_on_counter(loop.body)
+
+    def _exit_on_counter(self, steps: list[Step]) -> bool:
+        for st in steps:
+            if isinstance(st, If):
+                exits = any(isinstance(s, (Exit, Return)) and getattr(s, "kind", "") != "continue"
+                            for s in st.body)
+                if exits and any(not self.judgey(self.peek(c)) for c in st.test.compares):
+                    return True
+                if self._exit_on_counter(st.body) or self._exit_on_counter(st.orelse):
+                    return True
+        return False
+
+    # ------------------------------------------------------------------ values
+
+    def local_ref(self, ref: Ref | None) -> Ref | None:
+        if ref is not None and ref[0] == "name" and ref[1] in self.refs:
+            return self.refs[ref[1]]
+        return ref
+
+    def peek(self, val: Val) -> frozenset[L]:
+        """Labels of a value without re-running its calls (their last results are reused)."""
+        out: set[L] = set()
+        for n in val.names:
+            out |= self.read(n)
+        for c in val.calls:
+            out |= self.call_out.get(c, frozenset())
+        return frozenset(out)
+
+    def eval(self, val: Val) -> frozenset[L]:
+        out: set[L] = set()
+        for n in val.names:
+            out |= self.read(n)
+        for c in val.calls:
+            out |= self.call(c)
+        for s in val.strings:
+            if _JUDGE_TEXT.search(s):
+                o = Origin(self.path, self.cur, "an evaluator prompt text",
+                           (self.path, self.fn.name, -1))
+                out.add(L("rubric", o, name="evaluator prompt text"))
+                break
+        return frozenset(out)
+
+    def read(self, path: str) -> frozenset[L]:
+        parts = path.split(".")
+        labels: frozenset[L] | None = None
+        rest: list[str] = []
+        for cut in range(len(parts), 0, -1):
+            key = ".".join(parts[:cut])
+            if key in self.labels:
+                labels = self.labels[key]
+                rest = parts[cut:]
+                break
+        out: set[L] = set()
+        if labels is None:
+            out |= self.global_labels(path)
+            ctx = self.genctx_globals.get(parts[0])
+            if ctx is not None:
+                out.add(ctx)
+        else:
+            out |= self.access(labels, rest)
+        if self.is_rubric_name(path):
+            o = Origin(self.path, self.cur, f"`{path}`", (self.path, self.fn.name, -1))
+            out.add(L("rubric", o, name=path))
+        return frozenset(out)
+
+    def access(self, labels: frozenset[L], rest: list[str]) -> set[L]:
+        if not rest:
+            return set(labels)
+        low = [r.lower() for r in rest]
+        out: set[L] = set()
+        meta = bool(METADATA_ATTRS & set(low)) and not (THINK_ATTRS & set(low))
+        think = bool(THINK_ATTRS & set(low))
+        for lb in labels:
+            if lb.kind in ("llm", "gen", "judge") and meta:
+                continue
+            if lb.kind in ("llm", "gen") and think and not lb.flag:
+                out.add(L(lb.kind, lb.origin, lb.idx, True, lb.name))
+                continue
+            out.add(lb)
+            if lb.kind == "judge" and set(low) & PASS_KEYS:
+                out.add(L("pass", lb.origin, name=".".join(rest)))
+        return out
+
+    def global_labels(self, path: str) -> set[L]:
+        root = path.split(".")[0]
+        consts = self.mod.facts.constants
+        val = consts.get(root)
+        if val is None:
+            imp = self.mod.facts.imports.get(root)
+            if imp:
+                found = self.an.tables.constant(imp)
+                if found is not None:
+                    val = found[0].facts.constants[found[1]]
+        if val is not None and val.text is not None and _JUDGE_TEXT.search(val.text):
+            o = Origin(self.path, self.cur, f"`{root}` (an evaluator prompt)",
+                       (self.path, self.fn.name, -1))
+            return {L("rubric", o, name=root)}
+        return set()
+
+    @staticmethod
+    def is_rubric_name(path: str) -> bool:
+        tokens = set(name_tokens(path.split(".")[-1] if "." in path else path))
+        if "rubric" in tokens or ("criteria" in tokens and tokens & EVALUATOR_WORDS):
+            return True
+        return bool(tokens & EVALUATOR_WORDS) and bool(tokens & PROMPTISH) and not (
+            tokens & {"model", "result", "results", "output", "response", "score", "scores"})
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, cid: int) -> frozenset[L]:
+        c = self.fn.calls[cid]
+        saved = self.cur
+        args = [self.eval(a) for a in c.args]
+        kws = {k: self.eval(v) for k, v in c.kwargs}
+        recv = self.eval(c.recv) if c.recv is not None else frozenset()
+        self.cur = saved
+        self.call_loops[cid] = tuple(self.loop_stack)
+        out = self.dispatch(c, args, kws, recv)
+        self.call_out[cid] = out
+        return out
+
+    def resolve(self, func: str) -> tuple[str, str]:
+        """(kind, name): ``sdk``/``fn``/``method`` (on a local value)/``ext``/``builtin``."""
+        if not func or func.startswith("<expr>"):
+            return "method", func
+        root, _, rest = func.partition(".")
+        if root in self.labels or root in self.fn.locals:
+            if rest and root in ("self", "cls") and self.fn.cls:
+                return "fn", f"{self.mod.name}.{self.fn.cls}.{rest}"
+            return "method", func
+        if root in self.mod.facts.imports:
+            target = self.mod.facts.imports[root]
+            return "ext", f"{target}.{rest}" if rest else target
+        if root in self.mod.facts.functions or f"{self.fn.name}.{root}" in \
+                self.mod.facts.functions:
+            name = f"{self.fn.name}.{func}" if f"{self.fn.name}.{root}" in \
+                self.mod.facts.functions else func
+            return "fn", f"{self.mod.name}.{name}"
+        if root in self.mod.facts.constants:
+            return "method", func
+        return "builtin", func
+
+    def imports_sdk(self) -> bool:
+        return any(v.split(".")[0] in LLM_SDKS for v in self.mod.facts.imports.values())
+
+    def sdk_kind(self, c: CallIR, kind: str, name: str) -> str | None:
+        if kind == "ext" and (name in LITELLM_FUNCS or name in ("litellm.completion",)):
+            return "litellm"
+        if kind == "ext" and name.split(".")[0] == "litellm" and name.endswith("completion"):
+            return "litellm"
+        dotted = "." + c.func
+        anth = any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS)
+        oai = any(dotted.endswith("." + m) for m in OPENAI_METHODS)
+        if not (anth or oai):
+            return None
+        if self.imports_sdk() or c.kw("model") is not None:
+            if c.func.endswith("completions.create") and not c.func.endswith(
+                    "chat.completions.create") and "messages" not in c.func:
+                return "openai" if c.kw("prompt") is not None else None
+            return "openai" if oai else "anthropic"
+        return None
+
+    def dispatch(self, c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],
+                 recv: frozenset[L]) -> frozenset[L]:
+        kind, name = self.resolve(c.func)
+        sdk = self.sdk_kind(c, kind, name)
+        if sdk is not None:
+            return self.sdk_call(c, sdk, args, kws)
+        if self.an.is_extractor(c.func):
+            return sanitize(frozenset().union(recv, *args, *kws.values()))
+        if kind in ("fn", "ext"):
+            found = self.an.tables.function(name)
+            if found is not None:
+                return self.user_call(c, found[0], found[1], args, kws)
+        short = c.func.rsplit(".", 1)[-1]
+        everything = frozenset().union(recv, *args, *kws.values())
+        if self.an.is_extractor(c.func):
+            return sanitize(everything)
+        if kind == "method":
+            return self.method_call(c, short, args, kws, recv)
+        full = name if kind == "ext" else c.func
+        if full in ("re.sub", "re.subn", "regex.sub") and c.args and c.args[0].text and \
+                _THINK_PATTERN.search(c.args[0].text):
+            return sanitize(everything)
+        if full in ("re.search", "re.match", "re.findall", "re.fullmatch", "re.finditer") and \
+                c.args and c.args[0].text and _ANSWER_PATTERN.search(c.args[0].text):
+            return sanitize(everything)
+        if (kind == "builtin" and short == "open") or full in ("io.open", "codecs.open"):
+            self.opens.append((c, tuple(self.loop_stack), False))
+        if full in PARSE_CALLS or (kind == "builtin" and short in ("int", "float")):
+            self.note_parse(c, args[0] if args else frozenset())
+        if short in QUIET_CALLS and kind in ("builtin", "ext"):
+            return frozenset()
+        return everything | self.loader_labels(c)
+
+    def loader_labels(self, c: CallIR) -> frozenset[L]:
+        """``Path("prompts/judge.md").read_text()``, ``load_prompt("grader")``: a judge prompt."""
+        tokens = set(name_tokens(c.func))
+        if not tokens & LOADER_TOKENS:
+            return frozenset()
+        for a in c.args:
+            if a.text and _PATHLIKE.match(a.text):
+                base = PurePosixPath(a.text).name
+                if role_from_name(base) is Role.EVALUATOR and (
+                        "/" in a.text or "." in a.text or tokens & {"prompt", "template"}):
+                    o = Origin(self.path, c.pos, f"the evaluator prompt `{a.text}`",
+                               (self.path, self.fn.name, c.id))
+                    return frozenset({L("rubric", o, name=a.text)})
+        return frozenset()
+
+    def method_call(self, c: CallIR, short: str, args: list[frozenset[L]],
+                    kws: dict[str, frozenset[L]], recv: frozenset[L]) -> frozenset[L]:
+        base = c.func.rsplit(".", 1)[0]
+        if not base.startswith("<expr>") and base:
+            recv = recv | self.read(base)
+        allargs = frozenset().union(*args, *kws.values())
+        if short in ("append", "extend", "insert", "add", "update", "appendleft", "put"):
+            if base and not base.startswith("<expr>"):
+                self.labels[base] = self.labels.get(base, frozenset()) | allargs
+            return frozenset()
+        if short in ("split", "rsplit", "partition", "rpartition") and c.args and \
+                c.args[0].text and _ANSWER_PATTERN.search(c.args[0].text):
+            return sanitize(recv)
+        if short in ("sub",) and c.recv is None and c.args:  # compiled_pattern.sub(...)
+            return allargs | recv
+        if short in ("format", "render", "format_map", "substitute", "safe_substitute"):
+            if any(lb.kind == "rubric" for lb in recv):
+                self.template_sink(c, args, kws)
+            return recv | allargs
+        if short == "open" and ((c.args and c.args[0].text) or c.kw("mode")):
+            self.opens.append((c, tuple(self.loop_stack), True))
+        if short in ("write_text",):
+            self.opens.append((c, tuple(self.loop_stack), True))
+        if short in ("loads", "literal_eval"):
+            self.note_parse(c, args[0] if args else frozenset())
+        loaded = self.loader_labels(c)
+        if short in ("group", "groups") and c.recv is not None:
+            return recv
+        if short in QUIET_CALLS:
+            return frozenset()
+        return recv | allargs | loaded
+
+    # ------------------------------------------------------------------ LLM calls
+
+    def sdk_call(self, c: CallIR, sdk: str, args: list[frozenset[L]],
+                 kws: dict[str, frozenset[L]]) -> frozenset[L]:
+        model_val = c.kw("model") or (c.args[0] if sdk == "litellm" and c.args else None)
+        system_val = c.kw("system") or c.kw("instructions")
+        prompt_vals = [v for k, v in c.kwargs if k in ("messages", "input", "prompt",
+                                                       "requests")]
+        if sdk == "litellm" and len(c.args) > 1:
+            prompt_vals.append(c.args[1])
+        role, evidence = self.role_of(c, None, model_val, system_val, prompt_vals)
+        inputs = {k: v for k, v in kws.items() if k not in NON_CONTENT}
+        for i, a in enumerate(args):
+            if not (sdk == "litellm" and i == 0):
+                inputs[f"#{i}"] = a
+        slot_of = {"system": "system", "instructions": "system", "model": "model",
+                   "tools": "tools"}
+        for k, labels in kws.items():
+            self.note_slots(labels, slot_of.get(k, "prompt" if k not in NON_CONTENT else ""),
+                            role)
+        for k, labels in inputs.items():
+            if k.startswith("#"):
+                self.note_slots(labels, "prompt", role)
+        model, model_where = self.model_of_val(model_val)
+        reasoning = self.reasoning_evidence(c, model, system_val, prompt_vals)
+        structured = bool(STRUCTURED & {k for k, _ in c.kwargs}) or c.func.endswith(".parse")
+        if role is not Role.EVALUATOR:
+            self.mark_genctx(c, system_val, c.kw("messages"), role)
+        self.summary.n_llm += 1
+        self.summary.structured = self.summary.structured or structured
+        if reasoning:
+            self.summary.reasoning = tuple(dict.fromkeys(self.summary.reasoning + reasoning))
+        if model_val is not None:
+            ref = self.local_ref(model_val.ref)
+            if ref is not None and ref[0] == "param":
+                self.summary.model.param = int(ref[1])
+                p = self.fn.params[int(ref[1])]
+                if p.default is not None:
+                    d, how = self.an.resolve_ref(p.default.ref, self.mod, self.fn.cls)
+                    self.summary.model.default = d
+                    self.summary.model.default_where = (
+                        f"default of `{p.name}` in `{self.fn.name}()` "
+                        f"({where(self.path, self.fn.pos)})" + (f", {how}" if how else ""))
+            elif model is not None:
+                self.summary.model.fixed = model
+                self.summary.model.fixed_where = model_where
+        tv = c.kw("tools")
+        tools = (tuple(tv.tool_names) + self.const_tools(tv)) if tv is not None else ()
+        origin = Origin(self.path, c.pos, f"`{c.func}()`", (self.path, self.fn.name, c.id),
+                        reasoning)
+        self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
+                       own_role=False)
+        if c.func.endswith("batches.create"):
+            return frozenset()
+        if role is Role.EVALUATOR:
+            return frozenset({L("judge", origin, flag=structured)})
+        return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+    def const_tools(self, val: Val | None) -> tuple[str, ...]:
+        if val is None:
+            return ()
+        out: list[str] = []
+        for n in val.names:
+            v = self.mod.facts.constants.get(n)
+            if v is not None:
+                out.extend(v.tool_names)
+        return tuple(out)
+
+    def note_slots(self, labels: frozenset[L], slot: str, role: Role) -> None:
+        if not slot:
+            return
+        for lb in labels:
+            if lb.kind in ("param", "psan"):
+                self.slots.setdefault(lb.idx, set()).add(slot)
+                if role is not Role.UNKNOWN and slot in ("prompt", "system"):
+                    self.sinks.setdefault(lb.idx, set()).add(role.value)
+
+    def mark_genctx(self, c: CallIR, system: Val | None, messages: Val | None,
+                    role: Role) -> None:
+        for what, val in (("system prompt", system), ("message history", messages)):
+            if val is None or val.calls or len(val.names) != 1:
+                continue
+            name = val.names[0]
+            if what == "message history" and val.ref is None:
+                continue
+            o = Origin(self.path, c.pos, f"the generator's {what} `{name}`",
+                       (self.path, self.fn.name, c.id))
+            if name in self.labels or name in self.fn.locals:
+                self.labels[name] = self.labels.get(name, frozenset()) | {
+                    L("genctx", o, name=name)}
+            else:
+                self.genctx_globals[name] = L("genctx", o, name=name)
+
+    @property
+    def genctx_globals(self) -> dict[str, L]:
+        return self.an.genctx.setdefault(self.path, {})
+
+    def reasoning_evidence(self, c: CallIR, model: str | None, system: Val | None,
+                           prompts: list[Val]) -> tuple[str, ...]:
+        out: list[str] = []
+        thinking = c.kw("thinking")
+        if thinking is not None and "disabled" not in thinking.strings:
+            out.append("thinking is enabled (`thinking=`)")
+        for k in ("reasoning_effort", "reasoning"):
+            if c.kw(k) is not None:
+                out.append(f"reasoning is enabled (`{k}=`)")
+        if model and _REASONING_MODEL.search(model):
+            out.append(f"`{model}` is a reasoning model")
+        texts: list[str] = []
+        for v in (system, *prompts):
+            if v is None:
+                continue
+            texts.extend(v.strings)
+            for n in v.names:
+                cv = self.mod.facts.constants.get(n.split(".")[0])
+                if cv is not None:
+                    texts.extend(cv.strings)
+        for t in texts:
+            m = _REASON_TEXT.search(t)
+            if m:
+                out.append(f"the prompt asks it to reason (\"{m.group(0)}\")")
+                break
+        return tuple(out)
+
+    def role_of(self, c: CallIR, callee: str | None, model: Val | None, system: Val | None,
+                prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
+        """Role of an LLM call from the strongest evidence available."""
+        conf = self.an.configured_role(callee or "", self.fn.name)
+        if conf is not None:
+            return conf[0], (conf[1],)
+        if model is not None:
+            for n in model.names:
+                r = role_from_name(n.split(".")[-1])
+                if r is not Role.UNKNOWN:
+                    return r, (f"model `{n}`",)
+        if system is not None:
+            r, ev = self.val_role(system, "system prompt")
+            if r is not Role.UNKNOWN:
+                return r, ev
+        if self.own_role is not Role.UNKNOWN and self.prev_n <= 1:
+            return self.own_role, self.own_evidence
+        roles: set[Role] = set()
+        evs: list[str] = []
+        for v in prompts:
+            r, ev = self.val_role(v, "prompt")
+            if r is not Role.UNKNOWN:
+                roles.add(r)
+                evs.extend(ev)
+        if len(roles) == 1:
+            return roles.pop(), tuple(evs)
+        return Role.UNKNOWN, ()
+
+    def val_role(self, v: Val, what: str) -> tuple[Role, tuple[str, ...]]:
+        for s in v.strings:
+            if _JUDGE_TEXT.search(s):
+                return Role.EVALUATOR, (f"{what} text \"{s[:40].strip()}…\"",)
+        roles: set[Role] = set()
+        ev: list[str] = []
+        for n in v.names:
+            last = n.split(".")[-1] if "." in n else n
+            r = role_from_name(last)
+            if r is Role.UNKNOWN:
+                const = self.mod.facts.constants.get(n.split(".")[0])
+                if const is not None and const.text and _JUDGE_TEXT.search(const.text):
+                    r = Role.EVALUATOR
+            if r is not Role.UNKNOWN and (r is Role.GENERATOR or self.is_rubric_name(n)
+                                          or (r is Role.EVALUATOR and what == "system prompt")):
+                roles.add(r)
+                ev.append(f"{what} `{n}`")
+            for lb in self.peek(Val(names=(n,))):
+                if lb.kind == "rubric":
+                    roles.add(Role.EVALUATOR)
+                    ev.append(f"{what} carries {lb.origin.what if lb.origin else 'a rubric'}")
+        for cid in v.calls:
+            for lb in self.call_out.get(cid, frozenset()):
+                if lb.kind == "rubric":
+                    roles.add(Role.EVALUATOR)
+                    ev.append(f"{what} carries {lb.origin.what if lb.origin else 'a rubric'}")
+        if len(roles) == 1:
+            return roles.pop(), tuple(dict.fromkeys(ev))
+        return Role.UNKNOWN, ()
+
+    def model_of_val(self, val: Val | None) -> tuple[str | None, str]:
+        if val is None:
+            return None, ""
+        ref = self.local_ref(val.ref)
+        return self.an.resolve_ref(ref, self.mod, self.fn.cls)
+
+    def user_call(self, c: CallIR, mod: Module, fn: FunctionIR, args: list[frozenset[L]],
+                  kws: dict[str, frozenset[L]]) -> frozenset[L]:
+        s = self.an.summary(mod, fn)
+        offset = 1 if fn.is_method and "." in c.func else 0
+        names = [p.name for p in fn.params]
+        by_param: dict[int, frozenset[L]] = {}
+        vals: dict[int, Val] = {}
+        for i, a in enumerate(args):
+            j = i + offset
+            if j < len(fn.params) and not fn.params[j].star:
+                by_param[j] = a
+                vals[j] = c.args[i]
+        for k, v in c.kwargs:
+            if k in names:
+                by_param[names.index(k)] = kws[k]
+                vals[names.index(k)] = v
+        role: Role = Role.UNKNOWN
+        evidence: tuple[str, ...] = ()
+        conf = self.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
+        if conf is not None:
+            role, evidence = conf[0], (conf[1],)
+        elif s.role is not Role.UNKNOWN:
+            role, evidence = s.role, s.role_evidence
+        elif s.llm:
+            model_v = vals.get(s.model.param) if s.model.param is not None else None
+            sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
+                         None)
+            prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
+            role, evidence = self.role_of(c, f"{mod.name}.{fn.name}", model_v, sys_v, prompts)
+        if s.llm or conf is not None:
+            inputs: dict[str, frozenset[L]] = {}
+            for j, labels in by_param.items():
+                slots = s.slots.get(j, frozenset())
+                if s.role is not Role.UNKNOWN or conf is not None or slots & {"prompt",
+                                                                              "system"}:
+                    inputs[names[j]] = labels
+                for lb in labels:
+                    if lb.kind in ("param", "psan"):
+                        for sl in slots:
+                            self.slots.setdefault(lb.idx, set()).add(sl)
+                        for r in s.sinks.get(j, frozenset()):
+                            self.sinks.setdefault(lb.idx, set()).add(r)
+            for lb in frozenset().union(*inputs.values()) if inputs else ():
+                if lb.kind in ("param", "psan") and role is not Role.UNKNOWN:
+                    self.sinks.setdefault(lb.idx, set()).add(role.value)
+            model, model_where = self.helper_model(s, vals)
+            tools: tuple[str, ...] = ()
+            tv = c.kw("tools")
+            if tv is not None:
+                tools = tuple(tv.tool_names) + self.const_tools(tv)
+            inner = next((lb.origin for lb in s.returns if lb.origin is not None), None)
+            prompts = [vals[i] for i, sl in s.slots.items() if sl & {"prompt", "system"}
+                       and i in vals]
+            reasoning = tuple(dict.fromkeys(
+                s.reasoning + self.reasoning_evidence(c, model, None, prompts)))
+            origin = Origin(self.path, c.pos, f"`{c.func}()`", (self.path, self.fn.name, c.id),
+                            reasoning, inner)
+            self.summary.n_llm += 1
+            if reasoning:
+                self.summary.reasoning = tuple(dict.fromkeys(self.summary.reasoning
+                                                             + reasoning))
+            if s.model.param is not None and s.model.param in vals:
+                ref = self.local_ref(vals[s.model.param].ref)
+                if ref is not None and ref[0] == "param":
+                    self.summary.model.param = int(ref[1])
+            elif s.model.fixed or s.model.default:
+                self.summary.model.fixed = model
+                self.summary.model.fixed_where = model_where
+            self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
+                           own_role=s.role is not Role.UNKNOWN or conf is not None,
+                           sinks_only=False)
+        else:
+            origin = None
+            # a non-LLM helper: parameters that reach an LLM call inside it are still sinks
+            for j, labels in by_param.items():
+                for r in s.sinks.get(j, frozenset()):
+                    self.sink_check(c, Role(r), {names[j]: labels}, f"`{c.func}()`")
+                    for lb in labels:
+                        if lb.kind in ("param", "psan"):
+                            self.sinks.setdefault(lb.idx, set()).add(r)
+        if s.called_roles:
+            self.called |= s.called_roles
+            for lid in self.loop_stack:
+                gen, ev = self.loop_roles[lid]
+                if "evaluator" in s.called_roles and not s.llm:
+                    ev.append(c.pos)
+                if "generator" in s.called_roles and not s.llm:
+                    gen.append(c.pos)
+        return self.returned(s, by_param, role, origin, c)
+
+    def helper_model(self, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
+        m = s.model
+        if m.param is not None and m.param in vals:
+            value, how = self.model_of_val(vals[m.param])
+            return value, how
+        if m.param is not None and m.default is not None:
+            return m.default, m.default_where
+        return m.fixed, m.fixed_where
+
+    def returned(self, s: Summary, by_param: dict[int, frozenset[L]], role: Role,
+                 origin: Origin | None, c: CallIR) -> frozenset[L]:
+        out: set[L] = set()
+        for lb in s.returns:
+            if lb.kind == "param":
+                out |= by_param.get(lb.idx, frozenset())
+            elif lb.kind == "psan":
+                out |= sanitize(by_param.get(lb.idx, frozenset()))
+            elif lb.kind in ("llm", "gen", "judge", "ans") and origin is not None:
+                kind = lb.kind
+                if kind == "llm" and role is Role.EVALUATOR:
+                    kind = "judge"
+                elif kind == "llm" and role is Role.GENERATOR:
+                    kind = "gen"
+                elif kind == "gen" and role is Role.EVALUATOR:
+                    kind = "judge"
+                inner_r = lb.origin.reasoning if lb.origin else ()
+                o = Origin(origin.path, origin.pos, origin.what, origin.key,
+                           tuple(dict.fromkeys(origin.reasoning + inner_r)), lb.origin)
+                out.add(L(kind, o, flag=lb.flag or (kind == "judge" and s.structured)))
+            else:
+                out.add(lb)
+        return frozenset(out)
+
+    def effective(self, c: CallIR, callee: str, role: Role, evidence: tuple[str, ...],
+                  inputs: dict[str, frozenset[L]], model: str | None, model_where: str,
+                  tools: tuple[str, ...], origin: Origin, own_role: bool,
+                  sinks_only: bool = False) -> None:
+        """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
+        r = "evaluator" if role is Role.EVALUATOR else "generator"
+        self.called.add(r)
+        for lid in self.loop_stack:
+            gen, ev = self.loop_roles[lid]
+            (ev if role is Role.EVALUATOR else gen).append(c.pos)
+        self.sink_check(c, role, inputs, f"`{callee}()`")
+        if self.report:
+            reach = tuple(lb.origin for labels in inputs.values() for lb in labels
+                          if lb.kind in ("gen", "llm", "ans") and lb.origin is not None)
+            model_pos = c.pos
+            self.an.result.calls.append(LLMCall(
+                self.path, self.fn.name, c.pos, callee, role, evidence, model, model_where,
+                model_pos, tools, reach, own_role, origin))
+
+    # ------------------------------------------------------------------ sinks
+
+    def sink_check(self, c: CallIR, role: Role, inputs: dict[str, frozenset[L]],
+                   sink: str) -> None:
+        if not self.report:
+            return
+        if role is Role.EVALUATOR:
+            for arg, labels in inputs.items():
+                for lb in labels:
+                    if lb.kind in ("gen", "llm"):
+                        self.flow("EL201", c.pos, f"the evaluator call {sink}", lb, arg)
+                    elif lb.kind == "genctx":
+                        self.flow("EL202", c.pos, f"the evaluator call {sink}", lb, arg)
+            self.ctx_names(c, sink)
+        elif role is Role.GENERATOR:
+            for arg, labels in inputs.items():
+                for lb in labels:
+                    if lb.kind == "rubric":
+                        self.flow("EL203", c.pos, f"the generator call {sink}", lb, arg)
+
+    def ctx_names(self, c: CallIR, sink: str) -> None:
+        vals = [v for k, v in c.kwargs if k not in NON_CONTENT] + list(c.args)
+        params = {p.name for p in self.fn.params}
+        seen: set[int] = set()
+        while vals:
+            v = vals.pop()
+            for cid in v.calls:
+                if cid not in seen and cid < len(self.fn.calls):
+                    seen.add(cid)
+                    inner = self.fn.calls[cid]
+                    vals.extend(inner.args)
+                    vals.extend(x for _, x in inner.kwargs)
+            for n in v.names:
+                if n.split(".")[0] in params and "." not in n:
+                    continue  # reported where the caller passes it
+                tokens = set(name_tokens(n))
+                hit = tokens & CTX_TOKENS
+                if "tool" in hit and not tokens & {"calls", "trace", "results", "uses"}:
+                    hit.discard("tool")
+                if "chain" in hit and "thought" not in tokens:
+                    hit.discard("chain")
+                if hit:
+                    o = Origin(self.path, c.pos, f"`{n}`", (self.path, self.fn.name, -2))
+                    self.flow("EL202", c.pos, f"the evaluator call {sink}",
+                              L("genctx", o, name=n), n)
+
+    def template_sink(self, c: CallIR, args: list[frozenset[L]],
+                      kws: dict[str, frozenset[L]]) -> None:
+        inputs = {f"#{i}": a for i, a in enumerate(args)}
+        inputs.update(kws)
+        if not self.report:
+            for labels in inputs.values():
+                for lb in labels:
+                    if lb.kind in ("param", "psan"):
+                        self.sinks.setdefault(lb.idx, set()).add("evaluator")
+            return
+        for arg, labels in inputs.items():
+            for lb in labels:
+                if lb.kind in ("gen", "llm"):
+                    self.flow("EL201", c.pos, "the evaluator template render "
+                              f"`{c.func.replace('<expr>', '…')}()`", lb, arg)
+                elif lb.kind == "genctx":
+                    self.flow("EL202", c.pos, "the evaluator template render "
+                              f"`{c.func.replace('<expr>', '…')}()`", lb, arg)
+
+    def flow(self, code: str, pos: Pos, sink: str, lb: L, arg: str) -> None:
+        o = lb.origin
+        key = (code, o.key if o else None, lb.name)
+        if key in self.flows:
+            return
+        related: list[tuple[str, Pos, str]] = []
+        inner = o.inner if o else None
+        while inner is not None:
+            related.append((inner.path, inner.pos, f"inside {inner.what}"))
+            inner = inner.inner
+        reasoning = o.reasoning if o and code == "EL201" else ()
+        if lb.kind in ("gen", "llm") and lb.flag:
+            reasoning = ("the value is the thinking/reasoning content itself", *reasoning)
+        detail = arg if not arg.startswith("#") else ""
+        self.flows[key] = Flow(code, self.path, pos, sink, o, detail, reasoning, lb.name,
+                               (), tuple(related))
+        self.an.result.flows.append(self.flows[key])
+
+    # ------------------------------------------------------------------ I7
+
+    def check_pass_test(self, test: Val, labels: frozenset[L], pos: Pos) -> None:
+        if not self.report or test.compares:
+            return
+        for lb in labels:
+            if lb.kind == "pass":
+                o = lb.origin
+                rel = ((o.path, o.pos, "the evaluator's output comes from here"),) if o else ()
+                self.an.result.events.append(Event(
+                    "EL503", self.path, pos,
+                    f"pass/fail is taken from the evaluator's own `{lb.name}` field "
+                    f"(evaluator at {where(o.path, o.pos) if o else '?'}); compute it in code "
+                    "as score >= threshold", rel))
+                return
+
+    def note_parse(self, c: CallIR, labels: frozenset[L]) -> None:
+        for lb in labels:
+            if lb.kind == "judge" and not lb.flag:
+                self.parses.setdefault(lb.origin, []).append((c, lb))
+
+    def check_last_not_best(self, step: Return, labels: frozenset[L]) -> None:
+        if not self.report or self.fn.best:
+            return
+        for lb in labels:
+            if lb.kind not in ("gen", "llm", "ans") or lb.origin is None:
+                continue
+            if lb.origin.key[:2] != (self.path, self.fn.name):
+                continue
+            loops = self.call_loops.get(lb.origin.key[2], ())
+            inside = [lid for lid in loops if lid in self.refinement
+                      and lid not in self.loop_stack]
+            if inside:
+                self.an.result.events.append(Event(
+                    "EL502", self.path, step.pos,
+                    f"returns the last attempt (generated at {where(self.path, lb.origin.pos)} "
+                    "inside the refinement loop), not the best-scoring one",
+                    ((self.path, lb.origin.pos, "the attempt is generated here"),)))
+                return
+
+    def finish_report(self) -> None:
+        for origin, items in self.parses.items():
+            if any(c.in_try for c, _ in items) or self.fn.validates:
+                continue
+            c, _ = items[0]
+            rel = ((origin.path, origin.pos, "the evaluator's output comes from here"),) \
+                if origin else ()
+            self.an.result.events.append(Event(
+                "EL504", self.path, c.pos,
+                f"the evaluator's output (from {where(origin.path, origin.pos) if origin else '?'})"
+                f" is parsed with `{c.func}()` without error handling or validation", rel))
+        has_eval = any(lc.path == self.path and lc.role is Role.EVALUATOR
+                       for lc in self.an.result.calls)
+        for c, loops, _method in self.opens:
+            mode = c.args[1].text if len(c.args) > 1 else None
+            mv = c.kw("mode")
+            if mv is not None:
+                mode = mv.text
+            if c.func.endswith("write_text"):
+                mode = "w"
+            if not mode or not mode.startswith("w"):
+                continue
+            in_refine = any(lid in self.refinement for lid in loops)
+            target = c.recv if c.recv is not None else (c.args[0] if c.args else Val())
+            names = " ".join((*target.strings, *target.names, c.func))
+            tokens = set(name_tokens(names))
+            resultish = bool(tokens & {"result", "results", "records", "runs", "scores",
+                                       "jsonl", "attempts", "evals"}) or ".jsonl" in names
+            if in_refine or (resultish and has_eval):
+                why = "inside the refinement loop" if in_refine else "for a results file"
+                self.an.result.events.append(Event(
+                    "EL505", self.path, c.pos,
+                    f"file opened with mode \"{mode}\" {why}: every run (or attempt) truncates "
+                    "the records so far; open it with \"a\" and append"))
+
+
+def sanitize(labels: Iterable[L]) -> frozenset[L]:
+    """A final-answer extraction: raw generator output becomes an extracted answer."""
+    out: set[L] = set()
+    for lb in labels:
+        if lb.kind in ("gen", "llm"):
+            out.add(L("ans", lb.origin))
+        elif lb.kind == "param":
+            out.add(L("psan", None, lb.idx))
+        else:
+            out.add(lb)
+    return frozenset(out)

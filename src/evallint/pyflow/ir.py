@@ -1,0 +1,171 @@
+"""The Python front-end's facts: a small, picklable summary of each module's code.
+
+A Python file is reduced to a tree of *steps* per function (assignments, calls, returns, ifs,
+loops) over *values* that record only what matters to evaluation-loop rules: which local names
+and call results an expression is made of, its string constants, and a symbolic form for model
+resolution. The project-level analysis (:mod:`evallint.pyflow.analysis`) interprets this tree;
+it never sees source text. Other front-ends (agents, frameworks) may import these classes: the
+public dataclasses below are a stable interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evallint.facts import FileFacts, Pos
+
+# A symbolic value for model resolution:
+#   ("lit", text)                       a string literal
+#   ("name", "A.b.c")                   a name or attribute path (dict keys folded in: CFG.judge)
+#   ("env", "VAR", default_ref | None)  os.environ.get / os.getenv with its default
+Ref = tuple  # type: ignore[type-arg,unused-ignore]
+
+
+@dataclass
+class Val:
+    """What an expression is made of.
+
+    ``names`` are access paths read (``resp.content.0.text``; ``x.get("k")`` becomes ``x.k``),
+    ``calls`` the ids (in the enclosing :class:`FunctionIR`) of calls whose results flow into
+    the value, ``text`` the literal when the whole expression is a string constant, ``strings``
+    string constants inside it (truncated), ``tool_names`` the ``name``/``type`` values of dict
+    literals and bare names in list literals (tool definitions), ``ref`` a symbolic form when the
+    expression is simple enough to resolve a model from, ``compares`` the operand values of
+    ordering comparisons (``<``, ``>=`` ...) it contains, ``truthy`` True for ``while True``.
+    """
+
+    names: tuple[str, ...] = ()
+    calls: tuple[int, ...] = ()
+    text: str | None = None
+    strings: tuple[str, ...] = ()
+    tool_names: tuple[str, ...] = ()
+    ref: Ref | None = None
+    compares: tuple[Val, ...] = ()
+    truthy: bool = False
+    chained: bool = False  # a range check such as ``0 <= x <= 10``
+
+
+EMPTY = Val()
+
+
+@dataclass
+class CallIR:
+    """One call expression. ``func`` is the dotted callee as written (``client.messages.create``,
+    ``generate``, ``self.judge``) or ``""`` when the callee is not a name path; ``recv`` is the
+    value of the object a method is called on when that is not a plain name path."""
+
+    id: int
+    func: str
+    args: tuple[Val, ...]
+    kwargs: tuple[tuple[str, Val], ...]
+    pos: Pos
+    recv: Val | None = None
+    star: bool = False
+    in_try: bool = False
+
+    def kw(self, name: str) -> Val | None:
+        for k, v in self.kwargs:
+            if k == name:
+                return v
+        return None
+
+
+@dataclass
+class Assign:
+    """``targets = value`` (tuple unpacking gives several targets; ``aug`` for ``+=``;
+    ``weak`` when the target is an element, such as ``d[k] = v``, so old values remain)."""
+
+    targets: tuple[str, ...]
+    value: Val
+    pos: Pos
+    aug: bool = False
+    weak: bool = False
+
+
+@dataclass
+class ExprStep:
+    """An expression evaluated for its effect (usually a call)."""
+
+    value: Val
+    pos: Pos
+
+
+@dataclass
+class Return:
+    value: Val
+    pos: Pos
+
+
+@dataclass
+class Exit:
+    """``break``, ``continue``, ``raise``: only matters for loop bounds."""
+
+    kind: str
+    pos: Pos
+
+
+@dataclass
+class If:
+    test: Val
+    body: list[Step]
+    orelse: list[Step]
+    pos: Pos
+
+
+@dataclass
+class Loop:
+    """A ``for``/``while`` loop. ``id`` is unique in its function; ``end_line`` is its last line."""
+
+    id: int
+    kind: str  # for | while
+    targets: tuple[str, ...]
+    iter: Val
+    test: Val | None
+    body: list[Step]
+    orelse: list[Step]
+    pos: Pos
+    end_line: int = 0
+
+
+Step = Assign | ExprStep | Return | Exit | If | Loop
+
+
+@dataclass
+class Param:
+    name: str
+    default: Val | None = None
+    star: bool = False
+
+
+@dataclass
+class FunctionIR:
+    """A function (``f``, ``Class.method``) or the module body (``<module>``)."""
+
+    name: str
+    params: tuple[Param, ...]
+    body: list[Step]
+    calls: list[CallIR]
+    pos: Pos
+    is_method: bool = False
+    cls: str | None = None
+    validates: bool = False  # validation evidence: *validate*(), isinstance, range check, clamp
+    best: bool = False  # keeps a best candidate: a name with the token "best", max/sorted(key=)
+    locals: frozenset[str] = frozenset()
+
+
+@dataclass
+class PythonFacts(FileFacts):
+    """A Python module or notebook.
+
+    ``analyzed`` is False when the text prefilter found nothing LLM-related: then only the
+    module name is set. ``imports`` maps each local alias to a qualified name (``np`` ->
+    ``numpy``, ``llm`` -> ``pkg.helpers.llm_call``); ``constants`` holds module-level values by
+    name, class attributes as ``Class.attr`` and dict-literal entries as ``NAME.key``.
+    """
+
+    module: str = ""
+    analyzed: bool = False
+    imports: dict[str, str] = field(default_factory=dict)
+    constants: dict[str, Val] = field(default_factory=dict)
+    functions: dict[str, FunctionIR] = field(default_factory=dict)
+    notebook: bool = False

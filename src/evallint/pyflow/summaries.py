@@ -1,0 +1,131 @@
+"""Project tables for Python: modules by name, functions by qualified name, helper summaries.
+
+A *summary* says what a function does with its parameters and what it returns, as far as
+evaluation loops care: whether it calls an LLM (directly or through other helpers), which
+parameter becomes the prompt, the system prompt or the model (and the model's default), which
+parameters reach a generator's or an evaluator's input, and what kind of value it returns (a raw
+generator response, an extracted answer, judge output). Summaries are computed to a fixpoint
+over the call graph, across modules, in :mod:`evallint.pyflow.analysis`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evallint.facts import Pos
+from evallint.pyflow.ir import FunctionIR, PythonFacts
+from evallint.roles import Role
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value was produced: a call site (``path``, ``pos``), what it is, and why the
+    producer is believed to reason (for I3 severity). ``inner`` is the call inside a helper."""
+
+    path: str
+    pos: Pos
+    what: str
+    key: tuple[str, str, int]  # (path, function, call id)
+    reasoning: tuple[str, ...] = ()
+    inner: Origin | None = None
+
+
+@dataclass(frozen=True)
+class L:
+    """A label on a value. Kinds:
+
+    ``llm`` output of an LLM call of unknown role; ``gen`` generator output; ``ans`` a
+    generator's extracted final answer; ``judge`` evaluator output (``flag``: already validated
+    by the SDK, e.g. structured output); ``pass`` a pass/fail flag read from judge output;
+    ``rubric`` the evaluator's prompt or criteria; ``genctx`` the generator's system prompt or
+    message history; ``param``/``psan`` parameter ``idx`` (``psan``: after an extraction).
+    """
+
+    kind: str
+    origin: Origin | None = None
+    idx: int = 0
+    flag: bool = False
+    name: str = ""
+
+
+@dataclass
+class ModelInfo:
+    """How a helper picks its model: from parameter ``param`` (default ``default``), or fixed."""
+
+    param: int | None = None
+    default: str | None = None
+    default_where: str = ""
+    fixed: str | None = None
+    fixed_where: str = ""
+
+
+@dataclass
+class Summary:
+    llm: bool = False
+    role: Role = Role.UNKNOWN
+    role_evidence: tuple[str, ...] = ()
+    returns: frozenset[L] = frozenset()
+    slots: dict[int, frozenset[str]] = field(default_factory=dict)
+    sinks: dict[int, frozenset[str]] = field(default_factory=dict)  # param -> roles reached
+    model: ModelInfo = field(default_factory=ModelInfo)
+    reasoning: tuple[str, ...] = ()
+    called_roles: frozenset[str] = frozenset()
+    structured: bool = False
+    n_llm: int = 0
+    pos: Pos | None = None
+
+    def signature(self) -> tuple[object, ...]:
+        return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
+                tuple(sorted(self.sinks.items())), self.model.param, self.model.default,
+                self.model.fixed, self.reasoning, self.called_roles, self.structured,
+                self.n_llm)
+
+
+@dataclass
+class Module:
+    facts: PythonFacts
+    name: str
+
+    @property
+    def path(self) -> str:
+        return self.facts.path
+
+
+class Tables:
+    """Modules indexed by every dotted suffix of their name (imports may be rooted anywhere)."""
+
+    def __init__(self, facts: list[PythonFacts]) -> None:
+        self.modules: list[Module] = [Module(f, f.module) for f in facts if f.analyzed]
+        self.by_name: dict[str, Module] = {}
+        for depth in range(0, 8):
+            for mod in self.modules:
+                parts = mod.name.split(".")
+                if depth < len(parts):
+                    key = ".".join(parts[depth:])
+                    self.by_name.setdefault(key, mod)
+
+    def module(self, name: str) -> Module | None:
+        return self.by_name.get(name)
+
+    def function(self, qualified: str) -> tuple[Module, FunctionIR] | None:
+        """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and function."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            mod = self.by_name.get(".".join(parts[:cut]))
+            if mod is None:
+                continue
+            fn = mod.facts.functions.get(".".join(parts[cut:]))
+            if fn is not None:
+                return mod, fn
+        return None
+
+    def constant(self, qualified: str) -> tuple[Module, str] | None:
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            mod = self.by_name.get(".".join(parts[:cut]))
+            if mod is None:
+                continue
+            name = ".".join(parts[cut:])
+            if name in mod.facts.constants:
+                return mod, name
+        return None
