@@ -37,7 +37,7 @@ def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
     if name.lower() not in write_tools:
         return None
     if name == "Bash" and tool.spec is not None:
-        command = " ".join(tool.spec.split(":")[0].replace("*", " ").split())
+        command = _command(tool)
         readonly = [" ".join(str(c).split()) for c in params.get("readonly_commands", [])]
         if command and any(command == c or command.startswith(c + " ") for c in readonly):
             return None
@@ -161,7 +161,7 @@ def project_permissions(project: Project, ctx: Context) -> Iterator[Finding]:
             continue
         for entry in settings.allow:
             reason = write_reason(entry, params)
-            if reason is None:
+            if reason is None or _is_check_command(entry, params):
                 continue
             users = [a for a in mine if _grants(a, entry.name)]
             if users:
@@ -185,6 +185,21 @@ def project_permissions(project: Project, ctx: Context) -> Iterator[Finding]:
                     "EL403", settings.path, settings.default_mode_pos,
                     f"defaultMode '{mode}' approves write/exec actions without asking, for "
                     f"evaluator agent {names} too", related=[_rel_tools(a) for a in users])
+
+
+def _command(tool: ToolRef) -> str:
+    """``Bash(git commit:*)`` / ``Bash(git commit*)`` -> ``git commit``."""
+    return " ".join((tool.spec or "").split(":")[0].replace("*", " ").split())
+
+
+def _is_check_command(tool: ToolRef, params: dict[str, Any]) -> bool:
+    """A Bash grant that runs the project's own checks (tests, linters): what an evaluator's
+    Bash is for. EL401 already reports the Bash grant; EL403 reports what goes beyond it."""
+    if tool.name != "Bash" or tool.spec is None:
+        return False
+    cmd = _command(tool)
+    checks = [" ".join(str(c).split()) for c in params.get("check_commands", [])]
+    return bool(cmd) and any(cmd == c or cmd.startswith(c + " ") for c in checks)
 
 
 def _grants(agent: AgentFacts, tool: str) -> bool:

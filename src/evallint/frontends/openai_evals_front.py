@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass, field
+from typing import Any
 
 from evallint.config import Config
 from evallint.facts import FileFacts, Pos
@@ -87,12 +88,15 @@ def parse_openai_evals(source: SourceFile, config: Config) -> OpenAIEvalsFacts:
     facts = OpenAIEvalsFacts(path=source.rel, kind=FileKind.OPENAI_EVALS.value)
     if not isinstance(doc.data, dict):
         return facts
-    for name, body in doc.data.items():
+    if "prompt" in doc.data:  # the registry's layout: one spec per file, named by the file
+        entries: list[tuple[str, Any, PathT]] = [(source.path.stem, doc.data, ())]
+    else:
+        entries = [(str(k), v, (str(k),)) for k, v in doc.data.items()]
+    for key, body, at in entries:
         if not isinstance(body, dict) or "prompt" not in body:
             continue
-        key = str(name)
-        spec = GradedSpec(key, doc.keys.get((key,), Pos(1, 1)))
-        for text, path in _texts(doc, (key, "prompt")):
+        spec = GradedSpec(key, doc.keys.get(at, Pos(1, 1)))
+        for text, path in _texts(doc, (*at, "prompt")):
             base = doc.values.get(path, spec.pos)
             first = doc.text_line(*path) or base.line
             shift = 1 if path in doc.quoted else 0
