@@ -38,7 +38,9 @@ model: claude-haiku-4-5
 ---
 ## System
 {JUDGE_SYSTEM} for correctness. {RUBRIC_MARKER}: accuracy and clarity, each 0 to 1.
-Reply with only JSON: score, pass, feedback, rubric_scores, failure_category, suggested_fix.
+Reply with only a JSON object:
+{{"score": 0.0, "pass": false, "feedback": "...", "rubric_scores": {{"accuracy": 0.0}},
+"failure_category": null, "suggested_fix": null}}
 
 ## User
 <input>
@@ -93,6 +95,7 @@ def write_loop(root: Path, *, cases: list[dict[str, Any]] | int = 3,
         "cases": "cases.jsonl",
         "results": "out/results.jsonl",
         "concurrency": 2,
+        "max_cost_usd": 5.0,
     }
     data.update(spec)
     path = root / "evallint.loop.yaml"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from evallint.executor.cases import validate_cases
 from evallint.executor.client import api_key_from_env, redact
 from evallint.executor.errors import RunError
 from evallint.executor.gate import format_finding, lint_gate
@@ -49,6 +50,7 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
                  + "; fix them or suppress with a reason")
             return EXIT_FINDINGS if gate.blocking else EXIT_ERROR
         plan = make_plan(spec)
+        validate_cases(spec.cases, need_output=spec.batch_mode)
         if dry:
             click.echo(dry_run(plan), nl=False)
             return EXIT_OK

@@ -66,7 +66,6 @@ def apply_options(spec: LoopSpec, opts: RunOptions) -> LoopSpec:
 def dry_run(plan: Plan) -> str:
     """The prompts of the first case as they would be sent, without sending anything."""
     spec = plan.spec
-    validate_cases(spec.cases, need_output=spec.batch_mode)
     _, case = next(iter_cases(spec.cases, need_output=spec.batch_mode))
     parts = [f"# case {case.id}"]
     if plan.generator is not None:
