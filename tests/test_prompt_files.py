@@ -1,0 +1,158 @@
+"""Prompt-file front-end: front matter, dialect choice, sections, model, roles, contracts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evallint.config import parse_config
+from evallint.frontend import ParseError
+from evallint.frontends.format_front import parse_format
+from evallint.frontends.prompt_files import PromptFileFacts, dialect_for, parse_prompt_file
+from evallint.roles import Role
+from evallint.source import SourceFile
+
+
+def parse(rel: str, text: str, config: dict[str, Any] | None = None) -> PromptFileFacts:
+    cfg = parse_config(config or {}, source=None, root=Path.cwd())
+    src = SourceFile(path=Path(rel), rel=rel, text=text, data=text.encode())
+    return parse_prompt_file(src, cfg)
+
+
+AIWG = """---
+step: evaluator
+model: claude-haiku-4-5
+temperature: 0
+---
+# Grader
+
+## System
+You grade answers.
+Reply {"score": 0.0, "feedback": "..."}
+
+## User
+<input>{{ input }}</input>
+"""
+
+
+def test_aiwg_layout() -> None:
+    facts = parse("prompts/evaluator.prompt.md", AIWG)
+    assert facts.front_matter["temperature"] == 0
+    assert facts.front_matter_lines == {"step": 2, "model": 3, "temperature": 4}
+    assert facts.body_start_line == 6
+    assert (facts.model, facts.model_pos and facts.model_pos.line) == ("claude-haiku-4-5", 3)
+    assert [(s.title, s.level, s.pos.line) for s in facts.sections] == [
+        ("Grader", 1, 6), ("System", 2, 8), ("User", 2, 12)
+    ]
+    assert facts.role.role is Role.EVALUATOR and facts.role.explicit
+    assert facts.role.evidence == ["front matter step: evaluator (line 2)"]
+    assert facts.template.dialect == "jinja"
+    assert [(v.name, v.pos.line, v.pos.column) for v in facts.template.variables] == [
+        ("input", 13, 11)
+    ]
+    assert {"score", "feedback"} <= set(facts.contract_keys)
+
+
+def test_invalid_front_matter_reports_the_real_line() -> None:
+    with pytest.raises(ParseError) as info:
+        parse("prompts/judge.prompt.md", "---\nstep: evaluator\nmodel: [unclosed\n---\nbody\n")
+    assert info.value.line in (3, 4)
+    assert "YAML" in info.value.message
+
+
+def test_unclosed_front_matter_in_prompty_is_an_error() -> None:
+    with pytest.raises(ParseError):
+        parse("p/x.prompty", "---\nname: x\n")
+
+
+def test_prompty_model_and_outputs() -> None:
+    text = ("---\nname: Summary judge\nmodel:\n  api: chat\n  configuration:\n"
+            "    azure_deployment: gpt-4o-mini\noutputs:\n  score:\n    type: number\n"
+            "  feedback:\n    type: string\n---\nuser:\n{{output}}\n")
+    facts = parse("prompts/summary.prompty", text)
+    assert facts.model == "gpt-4o-mini"
+    assert facts.model_pos is not None and facts.model_pos.line == 6
+    assert {"score", "feedback"} <= set(facts.contract_keys)
+    assert facts.role.evidence == ["front matter name token 'judge'"]
+
+
+def test_dotprompt_is_handlebars_with_picoschema_contract() -> None:
+    text = ("---\nmodel: googleai/gemini-2.0-flash\noutput:\n  schema:\n    score: number\n"
+            "    feedback?: string, what to fix\n---\n{{#each items}}{{this}}{{/each}}\n")
+    facts = parse("prompts/grader.prompt", text)
+    assert facts.template.dialect == "mustache"
+    assert facts.model == "googleai/gemini-2.0-flash"
+    assert {"score", "feedback"} <= set(facts.contract_keys)
+    assert facts.batch_pos is not None and facts.batch_pos.line == 8
+
+
+@pytest.mark.parametrize(("rel", "body", "fm", "want"), [
+    ("a.j2", "{{#x}}", {}, "jinja"),
+    ("a.hbs", "{% x %}", {}, "mustache"),
+    ("p/a.md", "{{#each x}}{{/each}}", {}, "mustache"),
+    ("p/a.md", "{% if x %}{% endif %}", {}, "jinja"),
+    ("p/a.md", "Hello {{ name }}", {}, "jinja"),
+    ("p/a.md", "Hello {name}, reply {\"score\": 1}", {}, "format"),
+    ("p/a.md", "Hello {{ name }}", {"template_format": "mustache"}, "mustache"),
+    ("p/a.txt", "plain prose", {}, "none"),
+])
+def test_dialect(rel: str, body: str, fm: dict[str, Any], want: str) -> None:
+    assert dialect_for(rel, body, fm) == want
+
+
+def test_failed_guess_falls_back_to_the_other_dialect() -> None:
+    # {{ a }} looks like Jinja, but "{{ d | }}" is not a Jinja expression; mustache reads it.
+    facts = parse("prompts/x.md", "{{ a }} then {{ b.c }} {{ d | }}\n")
+    assert facts.template.dialect == "mustache"
+
+
+def test_format_prompt_ignores_json_and_escapes() -> None:
+    facts = parse_format('Q: {question}\nReply {"score": 1} or {{not_a_var}} {obj.attr[0]:>4}')
+    assert [(v.name, v.path, v.pos.column) for v in facts.variables] == [
+        ("question", ("question",), 5), ("obj", ("obj", "attr", "0"), 38)
+    ]
+
+
+def test_headings_inside_fences_are_not_sections_but_variables_there_count() -> None:
+    facts = parse("prompts/g.md", "# Real\n```\n# Not a heading\n{{ x }}\n```\n")
+    assert [s.title for s in facts.sections] == ["Real"]
+    assert [v.name for v in facts.template.variables] == ["x"]
+    assert facts.template.variables[0].delimited
+
+
+def test_prose_is_never_a_variable() -> None:
+    facts = parse("prompts/judge.prompt.md",
+                  "You never see the system prompt or the chain of thought.\n<o>{{ output }}</o>")
+    assert [v.name for v in facts.template.variables] == ["output"]
+
+
+@pytest.mark.parametrize(("rel", "text", "config", "role", "evidence"), [
+    ("prompts/x.md", "text", {"roles": {"prompts/x.md": "evaluator"}}, Role.EVALUATOR,
+     "config roles: 'prompts/x.md' = evaluator"),
+    ("prompts/judge.md", "---\nrole: generator\n---\n", None, Role.GENERATOR,
+     "front matter role: generator (line 2)"),
+    ("prompts/x.md", "---\nevallint: {role: judge}\n---\n", None, Role.EVALUATOR,
+     "front matter evallint.role: judge (line 2)"),
+    ("prompts/answer_grader.md", "x", None, Role.UNKNOWN, "headings"),
+    ("prompts/rubric_checker.md", "x", None, Role.EVALUATOR, "file name token 'rubric'"),
+    ("prompts/x.md", "## Task\n## Grading rubric\n", None, Role.EVALUATOR,
+     "heading 'Grading rubric' (line 2)"),
+    ("prompts/x.md", "\n\nYou are an impartial judge of essays.", None, Role.EVALUATOR,
+     "content: 'You are an impartial judge' (line 3)"),
+    ("prompts/x.md", "Summarize the text.", None, Role.UNKNOWN, None),
+])
+def test_role_inference_and_evidence(rel: str, text: str, config: dict[str, Any] | None,
+                                     role: Role, evidence: str | None) -> None:
+    facts = parse(rel, text, config)
+    assert facts.role.role is role
+    if evidence is not None and role is not Role.UNKNOWN:
+        assert facts.role.evidence[0] == evidence
+
+
+def test_declarations_from_front_matter() -> None:
+    text = ("---\nevallint:\n  legitimate:\n    context: needs the passages\n---\n")
+    assert parse("prompts/j.md", text).declarations == {"context": "needs the passages"}
+    text = ("---\nevallint:\n  legitimate:\n    - {inputs: [a, b], reason: why}\n---\n")
+    assert parse("prompts/j.md", text).declarations == {"a": "why", "b": "why"}

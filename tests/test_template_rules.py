@@ -1,0 +1,129 @@
+"""Template rules beyond their YAML examples: positions, attribution, includes, notes, evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evallint.checks.templates import signal_in
+from evallint.findings import Severity
+from tests.conftest import lint_tree, write_files
+
+SIGNALS = ["steps", "intermediate_*", "context", "draft*", "system_prompt", "generator*"]
+
+
+def test_signals_match_tokens_and_prefixes_never_substrings() -> None:
+    assert signal_in("reasoning_steps", SIGNALS) == "steps"
+    assert signal_in("intermediate_results", SIGNALS) == "intermediate_*"
+    assert signal_in("retrievedContext", SIGNALS) == "context"
+    assert signal_in("prev_drafts", SIGNALS) == "draft*"
+    assert signal_in("generator", SIGNALS) == "generator*"
+    for name in ("contextual_hint", "stepsize", "intermediate", "systemprompt", "output"):
+        assert signal_in(name, SIGNALS) is None, name
+    assert signal_in("plan", [], exact=["plan"]) == "plan"
+    assert signal_in("meal_plan", [], exact=["plan"]) is None
+
+
+def test_loop_attribution_is_reported_once_at_the_loop(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": (
+        "<output>{{ output }}</output>\n"
+        "{% for s in intermediate_steps %}{{ s.text }}{{ s.tool }}{% endfor %}\n")})
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.line, f.column) for f in hits] == [(2, 13)]
+    assert hits[0].evidence == ["file name token 'judge'"]
+
+
+def test_attribute_path_names_the_whole_path_and_the_alias(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/evaluator.j2": (
+        "{% set g = run %}\n<output>{{ run.output }}</output>\n{{ g.generator.scratchpad }}\n")})
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert len(hits) == 1
+    assert (hits[0].line, hits[0].column) == (3, 4)
+    assert "run.generator.scratchpad" in hits[0].message and "'g'" in hits[0].message
+
+
+def test_include_chain_reports_at_the_include_with_the_partial_related(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "prompts/judge.j2": "<output>{{ output }}</output>\n  {% include 'parts/a.j2' %}\n",
+        "prompts/parts/a.j2": "{% include 'b.j2' %}\n",
+        "prompts/parts/b.j2": "\n{{ transcript }}\n",
+    })
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.path, f.line, f.column) for f in hits] == [("prompts/judge.j2", 2, 6)]
+    rel = hits[0].related[0]
+    assert (rel.path, rel.line, rel.column) == ("prompts/parts/b.j2", 2, 4)
+
+
+def test_include_of_an_evaluator_partial_is_not_double_reported(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "prompts/judge.j2": "<output>{{ output }}</output>{% include 'judge_parts.j2' %}",
+        "prompts/judge_parts.j2": "{{ history }}",
+    })
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [f.path for f in hits] == ["prompts/judge_parts.j2"]
+
+
+def test_legitimate_declaration_in_config_turns_error_into_note(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": "<c>{{ context }}</c><o>{{ output }}</o>"})
+    config = {"legitimate": [{"paths": ["prompts/*"], "inputs": ["context"],
+                              "reason": "faithfulness needs the passages"}]}
+    hits = lint_tree(tmp_path, {"EL102"}, config).findings
+    assert [(f.severity, f.code) for f in hits] == [(Severity.NOTE, "EL102")]
+    assert "faithfulness needs the passages" in hits[0].message
+
+
+def test_generator_role_from_front_matter_overrides_a_judge_file_name(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge_helper.prompt.md":
+                           "---\nstep: generator\n---\n{{ steps }} {{ system_prompt }}"})
+    assert lint_tree(tmp_path, {"EL102", "EL103"}).findings == []
+
+
+def test_config_roles_make_any_file_an_evaluator(tmp_path: Path) -> None:
+    write_files(tmp_path, {"templates/step2.j2": "{{ reasoning }}"})
+    hits = lint_tree(tmp_path, {"EL102"}, {"roles": {"templates/step2.j2": "evaluator"}}).findings
+    assert [f.code for f in hits] == ["EL102"]
+    assert hits[0].evidence == ["config roles: 'templates/step2.j2' = evaluator"]
+
+
+def test_unknown_role_files_are_not_checked(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/summary.j2": "{{ chat_history }} {{ output }}"})
+    assert lint_tree(tmp_path, {"EL102", "EL103", "EL105", "EL601"}).findings == []
+
+
+def test_el105_reports_every_bare_interpolation(tmp_path: Path) -> None:
+    text = "A: {{ output }}\n<o>{{ output }}</o>\nB: {{ output }}"
+    write_files(tmp_path, {"prompts/judge.j2": text})
+    hits = lint_tree(tmp_path, {"EL105"}).findings
+    assert [(f.line, f.column) for f in hits] == [(1, 7), (3, 7)]
+
+
+def test_contract_partials_are_not_judged_alone(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "prompts/judge.hbs": "<o>{{output}}</o>{{> judge_footer}}",
+        "prompts/judge_footer.hbs": 'Reply {"score": 1, "feedback": "x"}',
+        "prompts/partials/rubric.j2": "Accuracy matters.",
+    })
+    assert lint_tree(tmp_path, {"EL601"}).findings == []
+
+
+def test_model_pairing_names_both_ends(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "loop/generator.prompt.md": "---\nstep: generator\nmodel: claude-opus-4-1\n---\nx\n",
+        "loop/evaluator.prompt.md": "---\nstep: evaluator\n\nmodel: claude-opus-4-1\n---\nx\n",
+    })
+    hits = lint_tree(tmp_path, {"EL301", "EL302"}).findings
+    assert [(f.code, f.path, f.line) for f in hits] == [("EL301", "loop/evaluator.prompt.md", 4)]
+    assert "loop/generator.prompt.md" in hits[0].message
+    assert (hits[0].related[0].path, hits[0].related[0].line) == ("loop/generator.prompt.md", 3)
+
+
+def test_merged_file_related_points_at_the_generator_heading(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/both.md": "intro\n## Writer\nx\n## Judge\ny\n"})
+    hits = lint_tree(tmp_path, {"EL101"}).findings
+    assert [(f.line, f.related[0].line) for f in hits] == [(4, 2)]
+
+
+def test_fixture_clean_templates_only_notes() -> None:
+    root = Path(__file__).resolve().parents[1]
+    result = lint_tree(root, paths=["fixtures/clean/templates"])
+    assert {f.severity for f in result.findings} <= {Severity.NOTE}
+    assert not result.tool_errors
