@@ -16,7 +16,7 @@ _PATTERN = re.compile(
     _OPENERS
     + r"\s*evallint:\s*(?P<kind>ignore-file|ignore)\b"
     r"(?:\[(?P<codes>[^\]]*)\])?"
-    r"(?:\s*(?:--|:|—)\s*(?P<reason>.*?))?"
+    r"(?:\s*(?:--(?![>}])|:|—)\s*(?P<reason>.*?))?"
     r"\s*(?:-?#\}|-->|--\}\}|\}\}|\*/)?\s*$"
 )
 _ONLY_COMMENT = re.compile(r"^\s*" + _OPENERS)
