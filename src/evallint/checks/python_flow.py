@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from evallint.findings import Finding, Related, Severity
 from evallint.pyflow.analysis import Flow, where
-from evallint.pyflow.project import result_for
+from evallint.pyflow.project import rel, result_for
 from evallint.registry import Context, Project, project_check
 
 
@@ -18,10 +18,9 @@ def _related(flow: Flow, origin_msg: str) -> list[Related]:
     out: list[Related] = []
     o = flow.origin
     if o is not None and o.key[2] >= 0:
-        cell = f" (cell {o.pos.cell})" if o.pos.cell is not None else ""
-        out.append(Related(o.path, o.pos.line, o.pos.column, origin_msg + cell))
+        out.append(rel(o.path, o.pos, origin_msg))
     for path, pos, msg in flow.related:
-        out.append(Related(path, pos.line, pos.column, msg))
+        out.append(rel(path, pos, msg))
     return out
 
 
@@ -56,7 +55,7 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
                 msg += f"; {flow.reasoning[0]}"
             elif "EL201" not in overridden:
                 severity = Severity.WARNING
-            rel = _related(flow, "the generator call that produced it")
+            related = _related(flow, "the generator call that produced it")
             legit = _legit(flow, project, ctx, "thinking", "reasoning", flow.name)
         elif flow.code == "EL202":
             what = o.what if o is not None else f"`{flow.name}`"
@@ -67,16 +66,16 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
                 msg = (f"{what} looks like the generator's context (steps, trace, history) and "
                        f"reaches {flow.sink} at {sink}; the evaluator should see only the task "
                        "input and the output")
-            rel = _related(flow, "the generator call that used it")
+            related = _related(flow, "the generator call that used it")
             legit = _legit(flow, project, ctx, flow.name, flow.name.split(".")[-1])
         else:
             what = o.what if o is not None else "the evaluator's rubric"
             msg = (f"{what} (the evaluator's prompt or rubric, at {src}) reaches {flow.sink} "
                    f"at {sink}; the generator should learn only the feedback string")
-            rel = _related(flow, "the rubric comes from here")
+            related = _related(flow, "the rubric comes from here")
             legit = None
         if legit:
             msg += f" (declared legitimate: {legit})"
             severity = Severity.NOTE
-        yield ctx.finding(flow.code, flow.path, flow.pos, msg, severity=severity, related=rel,
+        yield ctx.finding(flow.code, flow.path, flow.pos, msg, severity=severity, related=related,
                           evidence=list(flow.reasoning))

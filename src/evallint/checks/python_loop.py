@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from evallint.findings import Finding, Related
+from evallint.findings import Finding
 from evallint.pyflow.analysis import where
-from evallint.pyflow.project import result_for
+from evallint.pyflow.project import rel, result_for
 from evallint.registry import Context, Project, project_check
 
 
@@ -19,14 +19,14 @@ def python_loops(project: Project, ctx: Context) -> Iterator[Finding]:
             if not loop.refinement or loop.bounded:
                 continue
             g, e = loop.gen[0], loop.ev[0]
-            rel = [Related(loop.path, g.line, g.column, "the generator is called here"),
-                   Related(loop.path, e.line, e.column, "the evaluator is called here")]
+            related = [rel(loop.path, g, "the generator is called here"),
+                       rel(loop.path, e, "the evaluator is called here")]
             yield ctx.finding(
                 "EL501", loop.path, loop.pos,
                 f"refinement loop at {where(loop.path, loop.pos)} calls the generator "
                 f"({where(loop.path, g)}) and the evaluator ({where(loop.path, e)}) with no "
-                "bound on attempts: add a max_attempts counter", related=rel)
+                "bound on attempts: add a max_attempts counter", related=related)
     for ev in result.events:
         if ctx.is_enabled(ev.code):
-            rel = [Related(p, pos.line, pos.column, m) for p, pos, m in ev.related]
-            yield ctx.finding(ev.code, ev.path, ev.pos, ev.message, related=rel)
+            yield ctx.finding(ev.code, ev.path, ev.pos, ev.message,
+                              related=[rel(p, pos, m) for p, pos, m in ev.related])

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint import models
-from evallint.findings import Finding, Related
+from evallint.findings import Finding
 from evallint.pyflow.analysis import LLMCall, where
-from evallint.pyflow.project import result_for
+from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.summaries import Origin
 from evallint.registry import Context, Project, project_check
 from evallint.roles import Role, name_tokens
@@ -68,7 +68,7 @@ def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
         assert e.model is not None and g.model is not None
         if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
             continue
-        rel = [Related(g.path, g.pos.line, g.pos.column, f"the generator call ({_model(g)})")]
+        related = [rel(g.path, g.pos, f"the generator call ({_model(g)})")]
         ev = [f"evaluator: {x}" for x in e.evidence] + [f"generator: {x}" for x in g.evidence]
         key = e.origin.key if e.origin else None
         if models.same_model(e.model, g.model):
@@ -79,7 +79,7 @@ def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
                 "EL301", e.path, e.pos,
                 f"the evaluator call at {where(e.path, e.pos)} runs {_model(e)}, the same model "
                 f"as the generator call at {where(g.path, g.pos)} ({_model(g)})",
-                related=rel, evidence=ev)
+                related=related, evidence=ev)
         elif models.is_cheaper(e.model, g.model, families) is False:
             if ("EL302", key) in seen or not ctx.is_enabled("EL302"):
                 continue
@@ -88,7 +88,7 @@ def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
                 "EL302", e.path, e.pos,
                 f"the evaluator at {where(e.path, e.pos)} runs {_model(e)}, not in a cheaper "
                 f"tier than the generator at {where(g.path, g.pos)} ({_model(g)})",
-                related=rel, evidence=ev)
+                related=related, evidence=ev)
 
 
 def write_tool(name: str, extra: set[str]) -> bool:

@@ -269,7 +269,7 @@ class Analysis:
         target = mod.facts.imports.get(root)
         if target:
             qual = f"{target}.{rest}" if rest else target
-            found = self.tables.constant(qual)
+            found = self.tables.constant(qual, mod.path)
             if found is not None:
                 other, name = found
                 value, how = self.resolve_ref(other.facts.constants[name].ref, other, None,
@@ -525,7 +525,7 @@ class Interp:
         if val is None:
             imp = self.mod.facts.imports.get(root)
             if imp:
-                found = self.an.tables.constant(imp)
+                found = self.an.tables.constant(imp, self.path)
                 if found is not None:
                     val = found[0].facts.constants[found[1]]
         if val is not None and val.text is not None and _JUDGE_TEXT.search(val.text):
@@ -606,7 +606,7 @@ class Interp:
         if self.an.is_extractor(c.func):
             return sanitize(frozenset().union(recv, *args, *kws.values()))
         if kind in ("fn", "ext"):
-            found = self.an.tables.function(name)
+            found = self.an.tables.function(name, self.path)
             if found is not None:
                 return self.user_call(c, found[0], found[1], args, kws)
         short = c.func.rsplit(".", 1)[-1]
@@ -911,6 +911,10 @@ class Interp:
                 if lb.kind in ("param", "psan") and role is not Role.UNKNOWN:
                     self.sinks.setdefault(lb.idx, set()).add(role.value)
             model, model_where = self.helper_model(s, vals)
+            if role is not Role.EVALUATOR:
+                sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl
+                              and i in vals), None)
+                self.mark_genctx(c, sys_v, None, role)
             tools: tuple[str, ...] = ()
             tv = c.kw("tools")
             if tv is not None:

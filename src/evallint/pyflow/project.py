@@ -25,10 +25,11 @@ def result_for(project: Project, ctx: Context) -> Result:
     return result
 
 
-def related(items: tuple[tuple[str, Pos, str], ...] | list[tuple[str, Pos, str]]) -> (
-    list[Related]
-):
-    return [Related(path, pos.line, pos.column, msg) for path, pos, msg in items]
+def rel(path: str, pos: Pos, message: str) -> Related:
+    """A related place; Related has no cell, so a notebook's cell goes into the message."""
+    if pos.cell is not None:
+        message = f"{message} (cell {pos.cell})"
+    return Related(path, pos.line, pos.column, message)
 
 
 def short(path: str) -> str:

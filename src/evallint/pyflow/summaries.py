@@ -92,26 +92,33 @@ class Module:
 
 
 class Tables:
-    """Modules indexed by every dotted suffix of their name (imports may be rooted anywhere)."""
+    """Modules indexed by every dotted suffix of their name (imports may be rooted anywhere).
+
+    When several modules share a suffix (``helpers`` in two folders), the one nearest the
+    importing file wins: the longest common directory prefix.
+    """
 
     def __init__(self, facts: list[PythonFacts]) -> None:
         self.modules: list[Module] = [Module(f, f.module) for f in facts if f.analyzed]
-        self.by_name: dict[str, Module] = {}
-        for depth in range(0, 8):
-            for mod in self.modules:
-                parts = mod.name.split(".")
-                if depth < len(parts):
-                    key = ".".join(parts[depth:])
-                    self.by_name.setdefault(key, mod)
+        self.by_name: dict[str, list[Module]] = {}
+        for mod in self.modules:
+            parts = mod.name.split(".")
+            for depth in range(len(parts)):
+                self.by_name.setdefault(".".join(parts[depth:]), []).append(mod)
 
-    def module(self, name: str) -> Module | None:
-        return self.by_name.get(name)
+    def module(self, name: str, near: str = "") -> Module | None:
+        found = self.by_name.get(name)
+        if not found:
+            return None
+        if len(found) == 1 or not near:
+            return found[0]
+        return max(found, key=lambda m: (_common(m.path, near), -len(m.path)))
 
-    def function(self, qualified: str) -> tuple[Module, FunctionIR] | None:
+    def function(self, qualified: str, near: str = "") -> tuple[Module, FunctionIR] | None:
         """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and function."""
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            mod = self.by_name.get(".".join(parts[:cut]))
+            mod = self.module(".".join(parts[:cut]), near)
             if mod is None:
                 continue
             fn = mod.facts.functions.get(".".join(parts[cut:]))
@@ -119,13 +126,22 @@ class Tables:
                 return mod, fn
         return None
 
-    def constant(self, qualified: str) -> tuple[Module, str] | None:
+    def constant(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            mod = self.by_name.get(".".join(parts[:cut]))
+            mod = self.module(".".join(parts[:cut]), near)
             if mod is None:
                 continue
             name = ".".join(parts[cut:])
             if name in mod.facts.constants:
                 return mod, name
         return None
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
