@@ -156,3 +156,18 @@ def test_declarations_from_front_matter() -> None:
     assert parse("prompts/j.md", text).declarations == {"context": "needs the passages"}
     text = ("---\nevallint:\n  legitimate:\n    - {inputs: [a, b], reason: why}\n---\n")
     assert parse("prompts/j.md", text).declarations == {"a": "why", "b": "why"}
+
+
+def test_format_prompt_with_escaped_json_is_read_as_format() -> None:
+    facts = parse("prompts/judge.txt", 'Grade {answer} for {question}.\nReply {{"score": 1}}\n')
+    assert facts.template.dialect == "format"
+    assert [v.name for v in facts.template.variables] == ["answer", "question"]
+
+
+def test_described_judging_does_not_make_a_judge() -> None:
+    facts = parse("prompts/x.md", "Write an essay. A reviewer will grade the essay later and "
+                                  "your answer will be scored from 1 to 10 against a rubric.")
+    assert facts.role.role is Role.UNKNOWN
+    facts = parse("prompts/x.md", "Grade the response below on a scale of 1 to 10.")
+    assert facts.role.role is Role.EVALUATOR
+    assert len(facts.role.evidence) == 2

@@ -1,8 +1,9 @@
 """``str.format`` prompts (``{question}``) → :class:`TemplateFacts`.
 
 Only identifier field names count: ``{"score": 1}`` in a JSON example is data, not a
-placeholder, and ``{{``/``}}`` are escaped braces. Never raises: a stray brace in prose is
-what ``.format`` users escape at render time, not a reason to stop linting.
+placeholder, and ``{{``/``}}`` are escaped braces. A format spec never holds spaces or quotes,
+so ``{score: 1, feedback: "..."}`` in prose is not a field either. Never raises: a stray
+brace in prose is what ``.format`` users escape at render time, not a reason to stop linting.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from evallint.frontends.template_text import TextMap, normalize_newlines
 _FIELD = re.compile(
     r"\{\{|\}\}"
     r"|\{(?P<name>[A-Za-z_]\w*)(?P<rest>(?:\.[A-Za-z_]\w*|\[[^\]{}\s]+\])*)"
-    r"(?:![rsa])?(?::[^{}\n]*)?\}"
+    r"(?:![rsa])?(?::[^{}\s\"']*)?\}"
 )
 _PART = re.compile(r"\.([A-Za-z_]\w*)|\[([^\]]+)\]")
 

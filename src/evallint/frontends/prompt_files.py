@@ -183,21 +183,31 @@ def _parse_body(rel: str, body: str, front_matter: dict[str, Any]) -> TemplateFa
     dialect = dialect_for(rel, body, front_matter)
     if dialect == "none":
         return TemplateFacts(dialect="none")
+    fixed = rel.lower().endswith(_JINJA_EXTS + _MUSTACHE_EXTS)
     try:
-        return _PARSERS[dialect](body)
+        facts = _PARSERS[dialect](body)
     except ParseError as first:
-        name = rel.lower()
-        if dialect == "format" or name.endswith(_JINJA_EXTS + _MUSTACHE_EXTS):
+        if dialect == "format" or fixed:
             raise
-        # A markdown/text prompt: the detection may have guessed wrong; try the others.
-        for other in ("mustache", "jinja") if dialect == "jinja" else ("jinja",):
-            try:
-                return _PARSERS[other](body)
-            except ParseError:
-                continue
-        if has_format_fields(body) or "{{" not in body:
-            return parse_format(body)
-        raise first from None
+        facts = _fallback(body, dialect, first)
+    if not facts.variables and facts.dialect != "format" and not fixed and has_format_fields(
+        body
+    ):
+        # '{{"score": 1}}' escapes and '{question}' fields: a str.format prompt after all.
+        return parse_format(body)
+    return facts
+
+
+def _fallback(body: str, dialect: str, first: ParseError) -> TemplateFacts:
+    """A markdown/text prompt whose guessed dialect failed: try the others before EL901."""
+    for other in ("mustache", "jinja") if dialect == "jinja" else ("jinja",):
+        try:
+            return _PARSERS[other](body)
+        except ParseError:
+            continue
+    if has_format_fields(body) or "{{" not in body:
+        return parse_format(body)
+    raise first
 
 
 def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[Section]:
@@ -346,20 +356,30 @@ def infer_role(facts: PromptFacts, body: str, tmap: TextMap, config: Config) -> 
     if roles:
         return RoleInfo(Role.UNKNOWN, ["headings name both a generator and an evaluator"])
 
+    # Content alone makes a judge only with a direct instruction ("You are a grader",
+    # "Score the response"); a scale or the word "rubric" is supporting evidence.
     evidence: list[str] = []
-    strong = False
     for cue in _STRONG_CUES:
-        m = cue.search(body)
+        m = next((m for m in cue.finditer(body) if not _reported_speech(body, m.start())), None)
         if m:
-            strong = True
             evidence.append(f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})")
+    if not evidence:
+        return RoleInfo(Role.UNKNOWN, [])
     for cue in _WEAK_CUES:
         m = cue.search(body)
         if m:
             evidence.append(f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})")
-    if strong or len(evidence) >= 2:
-        return RoleInfo(Role.EVALUATOR, evidence)
-    return RoleInfo(Role.UNKNOWN, evidence)
+    return RoleInfo(Role.EVALUATOR, evidence)
+
+
+_REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "that", "then",
+                       "later", "must", "should", "can", "shall"})
+
+
+def _reported_speech(body: str, start: int) -> bool:
+    """'a judge will score the answer' describes a judge; it does not instruct one."""
+    before = body[max(0, start - 40):start].split()
+    return bool(before) and before[-1].lower() in _REPORTED
 
 
 def _name_role(name: str) -> tuple[Role, str]:
