@@ -143,6 +143,11 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     signals = _as_list(params.get("signals"))
     exact = _as_list(params.get("exact"))
     ignore = _as_list(params.get("ignore"))
+    inputs = {"input", *_as_list(ctx.params("EL103").get("input_aliases")),
+              *ctx.config.aliases.get("input", [])}
+    if var.name in inputs:
+        # The task input's own structure (a chat task's input.messages) is the input.
+        return None
     for element in var.path or (var.name,):
         if _name_listed(element, ignore):
             continue
