@@ -308,3 +308,21 @@ def test_cost_cap_stops_new_work_and_resume_finishes(tmp_path: Path,
     assert invoke(spec).exit_code == 0
     ids = [r["case_id"] for r in read_results(tmp_path / "out" / "results.jsonl")]
     assert sorted(ids) == [f"c{i}" for i in range(1, 7)]
+
+
+def test_temperature_only_sent_when_the_sdk_has_it(tmp_path: Path,
+                                                   api_env: MessagesServer) -> None:
+    from evallint.executor.client import sdk_accepts
+
+    api_env.route(is_generator, by_attempt({1: "a", 2: "b", 3: "c"}))
+    api_env.route(is_judge, verdict(0.9))
+    spec = write_loop(tmp_path, cases=1, evaluator={
+        "prompt": "prompts/evaluator.prompt.md", "model": "claude-haiku-4-5", "temperature": 0.0})
+    result = invoke(spec)
+    assert result.exit_code == 0, result.stderr
+    [judged] = api_env.bodies(is_judge)
+    if sdk_accepts("temperature"):
+        assert judged["temperature"] == 0.0
+    else:
+        assert "temperature" not in judged
+        assert "temperature is not sent" in result.stderr

@@ -84,6 +84,7 @@ class MessagesClient:
     sleep: Sleep = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
     retries_total: int = 0
+    accepts_temperature: bool = field(default_factory=lambda: sdk_accepts("temperature"))
 
     @classmethod
     def create(cls, *, api_key: str, prices: PriceTable, meter: CostMeter, max_retries: int,
@@ -102,7 +103,7 @@ class MessagesClient:
                                   "messages": messages}
         if system:
             params["system"] = system
-        if temperature is not None:
+        if temperature is not None and self.accepts_temperature:
             params["temperature"] = temperature
         attempt = 0
         while True:
@@ -118,8 +119,7 @@ class MessagesClient:
                 reason = _describe(exc, model)
             except anthropic.APIConnectionError as exc:  # includes timeouts
                 delay, reason = self._delay(attempt, None), _describe(exc, model)
-            except (anthropic.APIResponseValidationError, ValueError, TypeError,
-                    AttributeError) as exc:
+            except (anthropic.APIResponseValidationError, ValueError) as exc:
                 # A body the SDK could not read (truncated proxy response): transient.
                 delay = self._delay(attempt, None)
                 reason = f"unreadable reply ({type(exc).__name__})"
@@ -141,6 +141,19 @@ class MessagesClient:
             return min(after, MAX_RETRY_AFTER)
         backoff = min(BASE_DELAY * (2 ** attempt), MAX_DELAY)
         return backoff * (0.75 + 0.5 * self.rng.random())
+
+
+def sdk_accepts(name: str) -> bool:
+    """Whether the installed SDK's ``messages.create`` takes ``name``. Newer API versions have
+    no ``temperature``; sending it through ``extra_body`` would be a 400, so it is left out."""
+    import inspect
+
+    from anthropic.resources.messages import AsyncMessages
+
+    try:
+        return name in inspect.signature(AsyncMessages.create).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def retry_after(headers: Any) -> float | None:

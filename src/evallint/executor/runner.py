@@ -110,6 +110,10 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
             api_key=api_key_from_env(), prices=PriceTable.load(spec.prices),
             meter=CostMeter(spec.max_cost_usd), max_retries=spec.max_retries,
             timeout_s=spec.timeout_s, base_url=opts.base_url)
+    roles = [r for r in (plan.generator, plan.evaluator) if r is not None]
+    if any(r.temperature is not None for r in roles) and not client.accepts_temperature:
+        progress.note("temperature is not sent: the installed anthropic SDK's Messages API has "
+                      "no temperature parameter")
     run_id = uuid.uuid4().hex[:12]
     rt = Runtime.build(plan, client, run_id)
     outcome = RunOutcome(total=total, finished=done_before, skipped=done_before,
