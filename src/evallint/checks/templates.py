@@ -328,15 +328,21 @@ class _Resolver:
 def _target_role(resolver: _Resolver, facts: FileFacts, ref: TemplateRef) -> tuple[
     Role, str, FileFacts | None
 ]:
-    """The role of what a reference names: the resolved file's role, else its name's."""
-    from evallint.frontends.prompt_files import _name_role
+    """The role of what a reference names: the resolved file's stated role, else its name's.
+
+    Names count only with unambiguous role words (``generator_base``, ``judge_rubric``):
+    a partial called ``answer_format`` is not the generator's template.
+    """
+    from evallint.frontends.prompt_files import heading_role
 
     target = resolver.resolve(facts, ref)
-    if target is not None and target.role.role is not Role.UNKNOWN:
+    if target is not None and target.role.explicit:
         return target.role.role, _role_note(target), target
-    role, token = _name_role(posixpath.basename(ref.target))
-    if role is not Role.UNKNOWN:
-        return role, f"name token '{token}'", target
+    for name in (ref.target, target.path if target is not None else ""):
+        stem = posixpath.basename(name).split(".", 1)[0]
+        role = heading_role(stem) if stem else Role.UNKNOWN.value
+        if role != Role.UNKNOWN.value:
+            return Role(role), "by its name", target
     return Role.UNKNOWN, "", target
 
 

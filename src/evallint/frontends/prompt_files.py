@@ -224,10 +224,20 @@ def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[S
     return out
 
 
+# "## Generator output" in a judge prompt is the material under evaluation, not a prompt.
+_MATERIAL = frozenset(
+    {"output", "outputs", "response", "responses", "answer", "answers", "result", "results",
+     "attempt", "attempts", "draft", "drafts", "submission", "completion", "text"}
+)
+
+
 def heading_role(title: str) -> str:
-    tokens = set(name_tokens(title))
+    """The role a heading (or a partial's name) states in so many words, else unknown."""
+    words = name_tokens(title)
+    tokens = set(words)
     ev = bool(tokens & HEADING_EVALUATOR)
-    gen = bool(tokens & HEADING_GENERATOR)
+    gen = any(w in HEADING_GENERATOR and not (i + 1 < len(words) and words[i + 1] in _MATERIAL)
+              for i, w in enumerate(words))
     if ev and not gen:
         return Role.EVALUATOR.value
     if gen and not ev:
