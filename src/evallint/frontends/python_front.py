@@ -7,6 +7,7 @@ Most Python files have nothing to do with LLMs, and libcst is several times slow
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import PurePosixPath
 
@@ -62,8 +63,9 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as exc:
-        where = pos_map(exc.raw_line, max(0, exc.raw_column))
-        raise ParseError(f"Python syntax error: {exc.message}", where.line, where.column,
+        line, col, msg = _syntax_error(code, exc)
+        where = pos_map(line, col)
+        raise ParseError(f"Python syntax error: {msg}", where.line, where.column,
                          where.cell) from None
     except RecursionError:
         raise ParseError("too deeply nested to parse (recursion limit)") from None
@@ -79,6 +81,18 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
     facts.constants = builder.constants
     facts.functions = builder.functions
     return facts
+
+
+def _syntax_error(code: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """Where the error is, as Python itself reports it (libcst's parser often points at a
+    later token); libcst's position when ``ast`` accepts the code."""
+    try:
+        ast.parse(code)
+    except SyntaxError as err:
+        return err.lineno or 1, max(0, (err.offset or 1) - 1), err.msg
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return exc.raw_line, max(0, exc.raw_column), exc.message
 
 
 def _plain_pos(line: int, column: int) -> Pos:

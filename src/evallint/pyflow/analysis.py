@@ -57,7 +57,7 @@ THINK_ATTRS = {"thinking", "reasoning", "reasoning_content", "redacted_thinking"
 PASS_KEYS = {"pass", "passed", "passes", "is_pass", "pass_", "passing", "success", "approved",
              "accept", "accepted", "is_correct", "correct", "ok"}
 CTX_TOKENS = {"steps", "intermediate", "trace", "scratchpad", "trajectory", "transcript",
-              "history", "thoughts", "toolcalls", "tool", "chain"}
+              "history", "toolcalls", "tool", "chain"}
 PROMPTISH = {"prompt", "rubric", "criteria", "criterion", "template", "tmpl", "instructions",
              "instruction", "system", "guidelines", "checklist", "preamble", "sys"}
 QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "range", "sleep",
@@ -313,7 +313,7 @@ class Interp:
             self.own_role, self.own_evidence = own[0], (own[1],)
         else:
             base = fn.name.rsplit(".", 1)[-1]
-            r = role_from_name(base) if fn.name != "<module>" else Role.UNKNOWN
+            r = function_role(base) if fn.name != "<module>" else Role.UNKNOWN
             self.own_role = r
             self.own_evidence = (f"function name `{base}`",) if r is not Role.UNKNOWN else ()
 
@@ -712,14 +712,7 @@ class Interp:
         if model_val is not None:
             ref = self.local_ref(model_val.ref)
             if ref is not None and ref[0] == "param":
-                self.summary.model.param = int(ref[1])
-                p = self.fn.params[int(ref[1])]
-                if p.default is not None:
-                    d, how = self.an.resolve_ref(p.default.ref, self.mod, self.fn.cls)
-                    self.summary.model.default = d
-                    self.summary.model.default_where = (
-                        f"default of `{p.name}` in `{self.fn.name}()` "
-                        f"({where(self.path, self.fn.pos)})" + (f", {how}" if how else ""))
+                self.model_param(int(ref[1]))
             elif model is not None:
                 self.summary.model.fixed = model
                 self.summary.model.fixed_where = model_where
@@ -734,6 +727,17 @@ class Interp:
         if role is Role.EVALUATOR:
             return frozenset({L("judge", origin, flag=structured)})
         return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+    def model_param(self, idx: int) -> None:
+        """This function's parameter ``idx`` picks the model; remember its default."""
+        self.summary.model.param = idx
+        p = self.fn.params[idx]
+        if p.default is not None:
+            d, how = self.an.resolve_ref(p.default.ref, self.mod, self.fn.cls)
+            self.summary.model.default = d
+            self.summary.model.default_where = (
+                f"default of `{p.name}` in `{self.fn.name}()` "
+                f"({where(self.path, self.fn.pos)})" + (f", {how}" if how else ""))
 
     def const_tools(self, val: Val | None) -> tuple[str, ...]:
         if val is None:
@@ -933,7 +937,10 @@ class Interp:
             if s.model.param is not None and s.model.param in vals:
                 ref = self.local_ref(vals[s.model.param].ref)
                 if ref is not None and ref[0] == "param":
-                    self.summary.model.param = int(ref[1])
+                    self.model_param(int(ref[1]))
+                elif model is not None:
+                    self.summary.model.fixed = model
+                    self.summary.model.fixed_where = model_where
             elif s.model.fixed or s.model.default:
                 self.summary.model.fixed = model
                 self.summary.model.fixed_where = model_where
@@ -1168,6 +1175,17 @@ class Interp:
                     "EL505", self.path, c.pos,
                     f"file opened with mode \"{mode}\" {why}: every run (or attempt) truncates "
                     "the records so far; open it with \"a\" and append"))
+
+
+def function_role(name: str) -> Role:
+    """A function's role from its name; when the name has words of both roles
+    (``judge_draft``, ``score_answer``) its first word, the verb, decides."""
+    role = role_from_name(name)
+    if role is Role.UNKNOWN:
+        tokens = name_tokens(name)
+        if tokens:
+            return role_from_name(tokens[0])
+    return role
 
 
 def sanitize(labels: Iterable[L]) -> frozenset[L]:

@@ -1,0 +1,256 @@
+"""Data flow from the generator's call to the evaluator's: helpers across modules, both ends
+named in messages, severity from reasoning evidence, configuration of roles and extractors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evallint.engine import RunResult
+from tests.conftest import lint_tree, write_files
+
+PY_CODES = {"EL201", "EL202", "EL203", "EL301", "EL302", "EL401", "EL501", "EL502", "EL503",
+            "EL504", "EL505"}
+
+LLM = """\
+import anthropic
+
+client = anthropic.Anthropic()
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+def llm_call(prompt, system="", model=DEFAULT_MODEL):
+    resp = client.messages.create(model=model, system=system, max_tokens=900,
+                                  messages=[{"role": "user", "content": prompt}])
+    return resp.content[0].text
+"""
+
+
+def lint(tmp_path: Path, files: dict[str, str], codes: set[str] | None = None,
+         config: dict[str, Any] | None = None) -> RunResult:
+    write_files(tmp_path, files)
+    result = lint_tree(tmp_path, codes or PY_CODES, config)
+    assert not result.tool_errors, result.tool_errors
+    return result
+
+
+def found(result: RunResult) -> list[tuple[str, str, int]]:
+    return sorted((f.code, f.path, f.line) for f in result.findings)
+
+
+def test_helper_across_modules_and_a_package_relative_import(tmp_path: Path) -> None:
+    loop = """\
+from .llm import llm_call
+
+
+def solve(task):
+    return llm_call(task, model="claude-opus-4-1")
+
+
+def grade(task, answer):
+    return llm_call(f"Task: {task}\\nAnswer: {answer}", system="You are a grader.",
+                    model="claude-haiku-4-5")
+
+
+def step(task):
+    draft = solve(task)
+    return grade(task, draft)
+"""
+    result = lint(tmp_path, {"pkg/__init__.py": "", "pkg/llm.py": LLM, "pkg/loop.py": loop})
+    assert found(result) == [("EL201", "pkg/loop.py", 15)]
+    [f] = result.findings
+    assert "generated at loop.py:14" in f.message and "at loop.py:15" in f.message
+    assert f.severity.value == "warning"
+    assert [(r.path, r.line) for r in f.related][:2] == [("pkg/loop.py", 14), ("pkg/loop.py", 5)]
+
+
+def test_three_levels_of_helpers_reach_a_fixpoint(tmp_path: Path) -> None:
+    wrap = """\
+from llm import llm_call
+
+
+def ask(prompt, model="claude-sonnet-4-5"):
+    return llm_call(prompt, model=model)
+
+
+def ask_twice(prompt, model="claude-sonnet-4-5"):
+    return ask(prompt, model=model)
+"""
+    loop = """\
+from wrap import ask_twice
+
+
+def write_draft(task):
+    return ask_twice(task)
+
+
+def judge_draft(draft):
+    return ask_twice(f"You are a judge. Score: {draft}", model="claude-haiku-4-5")
+
+
+def main(task):
+    return judge_draft(write_draft(task))
+"""
+    result = lint(tmp_path, {"llm.py": LLM, "wrap.py": wrap, "loop.py": loop})
+    assert found(result) == [("EL201", "loop.py", 13)]
+
+
+def test_reasoning_generator_makes_el201_an_error(tmp_path: Path) -> None:
+    loop = """\
+from openai import OpenAI
+client = OpenAI()
+
+
+def generate(task):
+    out = client.chat.completions.create(model="o3-mini",
+                                         messages=[{"role": "user", "content": task}])
+    return out.choices[0].message.content
+
+
+def evaluate(task, answer):
+    return client.chat.completions.create(model="gpt-4o-mini",
+                                          messages=[{"role": "user", "content": answer}])
+
+
+def main(task):
+    return evaluate(task, generate(task))
+"""
+    [f] = lint(tmp_path, {"loop.py": loop}).findings
+    assert (f.code, f.line, f.severity.value) == ("EL201", 17, "error")
+    assert "`o3-mini` is a reasoning model" in f.message
+
+
+def test_thinking_block_content_is_raw_even_with_an_extractor_elsewhere(tmp_path: Path) -> None:
+    loop = """\
+import anthropic
+client = anthropic.Anthropic()
+
+
+def critic(text):
+    return client.messages.create(model="claude-haiku-4-5", max_tokens=9,
+                                  messages=[{"role": "user", "content": text}])
+
+
+def main(task):
+    resp = client.messages.create(model="claude-sonnet-4-5", max_tokens=9,
+                                  messages=[{"role": "user", "content": task}])
+    thoughts = resp.content[0].thinking
+    return critic(thoughts)
+"""
+    [f] = lint(tmp_path, {"loop.py": loop}).findings
+    assert (f.code, f.line, f.severity.value) == ("EL201", 14, "error")
+    assert "thinking" in f.message
+
+
+def test_config_names_roles_and_extractors(tmp_path: Path) -> None:
+    loop = """\
+import litellm
+
+
+def first(task):
+    return litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": task}])
+
+
+def second(text):
+    return litellm.completion(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
+
+
+def pipeline(task):
+    out = first(task)
+    return second(tidy(out.choices[0].message.content))
+
+
+def tidy(text):
+    return text.strip()
+"""
+    files = {"loop.py": loop}
+    assert lint(tmp_path, files).findings == []  # no role evidence: nothing to say
+    roles = {"evaluator-functions": ["second"], "generator-functions": ["first"]}
+    result = lint(tmp_path, files, config=roles)
+    assert found(result) == [("EL201", "loop.py", 14)]
+    result = lint(tmp_path, files, config={**roles, "extract-functions": ["tidy"]})
+    assert result.findings == []
+
+
+def test_el301_message_names_both_ends_and_the_shared_default(tmp_path: Path) -> None:
+    loop = """\
+from llm import llm_call
+
+
+def generate(task):
+    return llm_call(task)
+
+
+def evaluate(answer):
+    return llm_call(answer, system="You are a judge.")
+"""
+    [f] = lint(tmp_path, {"llm.py": LLM, "loop.py": loop}).findings
+    assert (f.code, f.path, f.line) == ("EL301", "loop.py", 9)
+    assert "loop.py:9" in f.message and "loop.py:5" in f.message
+    assert "default of `model` in `llm_call()`" in f.message
+    assert f.related[0].line == 5
+
+
+def test_el301_through_an_imported_alias_chain_and_env_default(tmp_path: Path) -> None:
+    settings = ('import os\nBASE = "claude-sonnet-4-5"\n'
+                'JUDGE = os.environ.get("JUDGE_MODEL", BASE)\n')
+    loop = """\
+import anthropic
+import settings
+
+client = anthropic.Anthropic()
+
+
+def generate(t):
+    return client.messages.create(model=settings.BASE, max_tokens=9, messages=t)
+
+
+def judge(t):
+    return client.messages.create(model=settings.JUDGE, max_tokens=9, messages=t)
+"""
+    result = lint(tmp_path, {"settings.py": settings, "loop.py": loop})
+    assert found(result) == [("EL301", "loop.py", 12)]
+    assert "JUDGE_MODEL" in result.findings[0].message
+
+
+def test_unresolvable_models_are_not_compared(tmp_path: Path) -> None:
+    loop = """\
+import os
+import anthropic
+client = anthropic.Anthropic()
+
+
+def generate(t):
+    return client.messages.create(model=os.environ["GEN"], max_tokens=9, messages=t)
+
+
+def judge(t):
+    return client.messages.create(model=os.environ["GEN"], max_tokens=9, messages=t)
+"""
+    assert lint(tmp_path, {"loop.py": loop}).findings == []
+
+
+def test_one_llm_call_and_no_evaluator_is_clean(tmp_path: Path) -> None:
+    app = """\
+import json
+import anthropic
+client = anthropic.Anthropic()
+
+
+def answer(question):
+    while True:
+        resp = client.messages.create(model="claude-sonnet-4-5", max_tokens=99,
+                                      thinking={"type": "enabled", "budget_tokens": 50},
+                                      messages=[{"role": "user", "content": question}])
+        data = json.loads(resp.content[0].text)
+        if data["passed"]:
+            return resp
+"""
+    assert lint(tmp_path, {"app.py": app}).findings == []
+
+
+def test_fixtures_clean_python_are_clean() -> None:
+    root = Path(__file__).resolve().parents[1]
+    result = lint_tree(root, PY_CODES, paths=["fixtures/clean/python"])
+    assert result.findings == []
+    assert len(result.files) >= 6
