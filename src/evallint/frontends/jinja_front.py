@@ -93,7 +93,8 @@ def _locate(text: str, tokens: list[Token], tmap: TextMap) -> list[_Tok]:
         if typ in ("whitespace", "data"):
             continue
         col = idx - tmap.offset(line, 1) + 1
-        if col < 1:  # never trust a line number that disagrees with the offset
+        if col < 1 or idx >= tmap.offset(line + 1, 1) > tmap.offset(line, 1):
+            # never trust a line number that disagrees with the offset
             p = tmap.pos(idx)
             line, col = p.line, p.column
         out.append(_Tok(line, col, idx, typ, value))
