@@ -34,7 +34,7 @@ def test_rule_has_two_valid_and_two_invalid_examples(code: str) -> None:
 @pytest.mark.parametrize(("code", "example"), _cases("valid"))
 def test_valid_example_is_clean(code: str, example: dict[str, Any], tmp_path: Path) -> None:
     write_files(tmp_path, example["files"])
-    result = lint_tree(tmp_path, {code}, example.get("config"))
+    result = lint_tree(tmp_path, {code, *example.get("enable", [])}, example.get("config"))
     assert not result.tool_errors
     hits = [f for f in result.findings if f.code == code]
     assert hits == [], f"{code} fired on a valid example: {hits}"
@@ -43,7 +43,7 @@ def test_valid_example_is_clean(code: str, example: dict[str, Any], tmp_path: Pa
 @pytest.mark.parametrize(("code", "example"), _cases("invalid"))
 def test_invalid_example_is_reported(code: str, example: dict[str, Any], tmp_path: Path) -> None:
     write_files(tmp_path, example["files"])
-    result = lint_tree(tmp_path, {code}, example.get("config"))
+    result = lint_tree(tmp_path, {code, *example.get("enable", [])}, example.get("config"))
     assert not result.tool_errors
     hits = [f for f in result.findings if f.code == code]
     expected = example.get("expect") or []
