@@ -13,6 +13,7 @@ from typing import Any
 from evallint import models
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
 from evallint.findings import Finding, Related, Severity
+from evallint.frontends.prompt_files import FORMAT_KEY
 from evallint.kinds import TEMPLATE_KINDS
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens
@@ -28,7 +29,14 @@ def _as_list(value: Any) -> list[str]:
     return []
 
 
-def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = ()) -> str | None:
+def _singular(tokens: list[str]) -> list[str]:
+    """``rubrics`` is ``rubric``, ``steps`` is ``step``: plurals never hide a signal."""
+    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
+            for t in tokens]
+
+
+def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
+              owned: Iterable[str] = ()) -> str | None:
     """The signal that names ``element``, matched on name tokens, never on substrings.
 
     ``steps`` matches ``steps`` and ``reasoning_steps`` but not ``stepsize``; a pattern ending
@@ -36,13 +44,16 @@ def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = ()) -
     ``draft*`` matches ``draft_v2`` and ``prev_drafts``); ``exact`` signals match only the
     whole name.
     """
-    tokens = name_tokens(element)
+    tokens = _singular(name_tokens(element))
     if not tokens:
         return None
-    low = element.lower()
+    low = element.lower().strip("_")
     for sig in exact:
         if low == sig.lower():
             return sig
+    if set(tokens) & set(_singular([o.lower() for o in owned])):
+        # `evaluation_steps`, `judge_context`: the evaluator's own material, not the generator's.
+        return None
     for sig in signals:
         if sig.endswith("*"):
             prefix = "_".join(name_tokens(sig[:-1]))
@@ -54,7 +65,7 @@ def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = ()) -
                 if not trailing and joined.startswith(prefix):
                     return sig
             continue
-        want = name_tokens(sig)
+        want = _singular(name_tokens(sig))
         n = len(want)
         if n and any(tokens[i:i + n] == want for i in range(len(tokens) - n + 1)):
             return sig
@@ -143,6 +154,7 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     signals = _as_list(params.get("signals"))
     exact = _as_list(params.get("exact"))
     ignore = _as_list(params.get("ignore"))
+    owned = _as_list(params.get("evaluator_owned"))
     inputs = {"input", *_as_list(ctx.params("EL103").get("input_aliases")),
               *ctx.config.aliases.get("input", [])}
     if var.name in inputs:
@@ -151,7 +163,7 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     for element in var.path or (var.name,):
         if _name_listed(element, ignore):
             continue
-        sig = signal_in(element, signals, exact)
+        sig = signal_in(element, signals, exact, owned)
         if sig is not None:
             return element, sig.rstrip("*_")
     return None
@@ -211,7 +223,10 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
             if key in seen102:
                 continue
             seen102.add(key)
-            reason = _legit(ctx, facts, var.name, element, var.dotted, signal)
+            # A declaration may name the variable, the signal or a token of it ("context"
+            # declares `retrieved_context`).
+            reason = _legit(ctx, facts, var.name, element, var.dotted, signal,
+                            *name_tokens(element))
             shown = var.dotted
             msg = (f"evaluator template uses '{shown}'{_how(var)}: '{element}' is generator "
                    f"context; a judge should see only the task input and the final output")
@@ -470,7 +485,8 @@ def judge_contracts(project: Project, ctx: Context) -> Iterator[Finding]:
         has_score = bool(keys & score_keys)
         has_feedback = bool(keys & feedback_keys)
         has_id = bool(keys & id_keys)
-        if not (has_score and (has_feedback or has_id)):
+        stated_format = FORMAT_KEY in keys  # a non-JSON structure the prompt spells out
+        if not (has_score and (has_feedback or has_id)) and not stated_format:
             pairs = (("a score", has_score), ("feedback", has_feedback))
             missing = [w for w, ok in pairs if not ok]
             yield ctx.finding(

@@ -91,6 +91,15 @@ BATCH_WORDS = frozenset(
 _JSON_KEY = re.compile(r"\"([A-Za-z_][\w-]*)\"\s*:")
 _XML_OPEN = re.compile(r"<([A-Za-z_][\w-]*)>")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+# An explicit output-format instruction followed (within a few lines) by a fenced structure,
+# XML tags or a [[rating]] marker: a contract even when it is not JSON.
+_FORMAT_CUE = re.compile(
+    r"(?im)^.*\b(?:(?:output|response|answer|reply|critique)\s+format|format\s+your\s+"
+    r"(?:response|answer|reply|output)|respond\s+(?:in|with|using)\s+the\s+following|"
+    r"use\s+the\s+following\s+(?:format|structure))\b.*$"
+)
+_STRUCTURE = re.compile(r"```|<[A-Za-z_][\w-]*>|\[\[[^\]\n]+\]\]")
+FORMAT_KEY = "(format)"
 _SCHEMA_WORDS = frozenset(
     {"type", "properties", "required", "items", "description", "format", "schema", "enum",
      "minimum", "maximum", "additionalProperties", "title", "default", "json_schema", "name",
@@ -303,6 +312,11 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
     for name in _CONTRACT_KEYS:
         if name in fm:
             _schema_keys(fm[name], keys, 0)
+    for m in _FORMAT_CUE.finditer(body):
+        window = "\n".join(body[m.end():].split("\n", 8)[:8])
+        if _STRUCTURE.search(window):
+            keys.append(FORMAT_KEY)
+            break
     return list(dict.fromkeys(keys))
 
 
