@@ -254,3 +254,26 @@ def test_fixtures_clean_python_are_clean() -> None:
     result = lint_tree(root, PY_CODES, paths=["fixtures/clean/python"])
     assert result.findings == []
     assert len(result.files) >= 6
+
+
+def test_a_file_without_llm_words_that_imports_a_helper_module_is_analysed(
+        tmp_path: Path) -> None:
+    helpers = """\
+import anthropic
+client = anthropic.Anthropic()
+
+
+def write(task):
+    r = client.messages.create(model="claude-sonnet-4-5", max_tokens=9,
+                               messages=[{"role": "user", "content": task}])
+    return r.content[0].text
+
+
+def score_it(answer):
+    r = client.messages.create(model="claude-haiku-4-5", max_tokens=9,
+                               messages=[{"role": "user", "content": answer}])
+    return r.content[0].text
+"""
+    main = "from helpers import write, score_it\n\n\ndef main(t):\n    return score_it(write(t))\n"
+    result = lint(tmp_path, {"helpers.py": helpers, "main.py": main})
+    assert found(result) == [("EL201", "main.py", 5)]

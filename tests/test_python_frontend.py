@@ -190,3 +190,39 @@ def test_python_suppression_with_reason(tmp_path: Path) -> None:
         "    return c.messages.create(model='m', max_tokens=1, tools=[{'type': 'bash_20250124',"
         " 'name': 'bash'}], messages=a)  # evallint: ignore[EL401] -- sandboxed grader\n")})
     assert lint_tree(tmp_path, PY_CODES).findings == []
+
+
+TRICKY = '''\
+import anthropic  # é à
+c = anthropic.Anthropic()
+
+
+@decorate(c.x(1))
+def judge(a, b=f(g(1))):
+    s = "ünïcode"; t = h(s)(k(2))
+    msg = f"{c.messages.create(model='m', max_tokens=1, messages=a)} {len(b)}"
+    d = {"k": f(1), g(2): [x(i) for i in y(3) if z(i)]}
+    return (lambda q: q)(msg) if t else d
+'''
+
+
+def test_ast_positions_agree_with_libcst_position_provider() -> None:
+    import ast as pyast
+
+    import libcst as cst
+
+    from evallint.pyflow.build import provider_spans
+    from evallint.pyflow.positions import ast_positions
+
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    sources = [TRICKY] + [p.read_text() for p in sorted(root.rglob("*.py"))]
+    checked = 0
+    for code in sources:
+        module = cst.parse_module(code)
+        spans = ast_positions(module, pyast.parse(code), code)
+        assert spans is not None
+        exact = provider_spans(module)
+        for node, (line, col, _end) in spans.items():
+            assert exact[node][:2] == (line, col), (type(node).__name__, code[:40])
+            checked += 1
+    assert checked > 200

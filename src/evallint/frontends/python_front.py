@@ -12,23 +12,25 @@ import re
 from pathlib import PurePosixPath
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from evallint.config import Config
 from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
 from evallint.kinds import FileKind
-from evallint.pyflow.build import Builder
+from evallint.pyflow.build import Builder, provider_spans
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import join_cells
+from evallint.pyflow.positions import ast_positions, needs_analysis
 from evallint.source import SourceFile
 
-# Words that any LLM call, evaluator or model constant evallint can reason about must contain.
-PREFILTER = re.compile(
-    r"anthropic|openai|litellm|messages\.create|completion|judge|evaluat|grade|grading|rubric"
-    r"|critic|claude|gpt-|gemini|llm|generat",
-    re.IGNORECASE,
+# Words that any LLM call, evaluator or model constant evallint can reason about contains.
+# Lower-cased substring tests: an IGNORECASE regex alternation is ten times slower.
+PREFILTER_WORDS = (
+    "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
+    "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
 )
+_IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w., \t]+))",
+                      re.M)
 
 
 def module_name(rel: str) -> str:
@@ -42,11 +44,45 @@ def module_name(rel: str) -> str:
 
 def needs_cst(text: str) -> bool:
     """The cheap test: could this file hold an LLM call, an evaluator or a model constant?"""
-    return PREFILTER.search(text) is not None
+    low = text.lower()
+    return any(w in low for w in PREFILTER_WORDS)
+
+
+def imported_modules(text: str, package: str) -> tuple[str, ...]:
+    """What a skipped file imports (a line scan): ``pkg.mod`` for ``import pkg.mod`` and
+    ``pkg.mod.name`` for ``from pkg.mod import name``, so that the project analysis can parse
+    the file after all if it imports an LLM helper of the project."""
+    out: list[str] = []
+    for m in _IMPORTS.finditer(text):
+        if m.group(1) is not None:
+            name = m.group(1)
+            dots = len(name) - len(name.lstrip("."))
+            if dots:
+                parts = package.split(".") if package else []
+                base = parts[: max(0, len(parts) - (dots - 1))]
+                name = ".".join([*base, name[dots:]] if name[dots:] else base)
+            rest = text[m.end():text.find("\n", m.end()) if "\n" in text[m.end():] else None]
+            if rest.lstrip().startswith("("):
+                close = text.find(")", m.end())
+                rest = text[m.end():close if close != -1 else None]
+            for item in rest.replace("(", " ").replace("\\", " ").split(","):
+                words = item.split()
+                if words and words[0].isidentifier():
+                    out.append(f"{name}.{words[0]}" if name else words[0])
+        else:
+            out.extend(x.split()[0] for x in m.group(2).split(",") if x.strip())
+    return tuple(dict.fromkeys(n for n in out if n))
 
 
 @frontend(FileKind.PYTHON, FileKind.NOTEBOOK)
 def parse_python(source: SourceFile, config: Config) -> PythonFacts:
+    """Facts of one module or notebook (near-empty when the prefilter finds nothing)."""
+    return build_facts(source, force=False)
+
+
+def build_facts(source: SourceFile, force: bool) -> PythonFacts:
+    """``force``: parse even when the prefilter would skip the file (the project analysis
+    found that it imports an LLM helper module)."""
     is_nb = source.rel.lower().endswith(".ipynb")
     kind = FileKind.NOTEBOOK if is_nb else FileKind.PYTHON
     facts = PythonFacts(path=source.rel, kind=kind.value, module=module_name(source.rel),
@@ -58,7 +94,19 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
         facts.suppressions = joined.suppressions
         code = joined.code
         pos_map = joined.pos
-    if not needs_cst(code):
+    package = facts.module if source.rel.endswith("__init__.py") else (
+        facts.module.rpartition(".")[0])
+    if not force and not needs_cst(code):
+        if "import" in code:
+            facts.imported = imported_modules(code, package)
+        return facts
+    tree: ast.Module | None
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None  # libcst reports the error below, at Python's own position
+    if tree is not None and not force and not needs_analysis(tree):
+        facts.imported = imported_modules(code, package)
         return facts
     try:
         module = cst.parse_module(code)
@@ -70,9 +118,9 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
     except RecursionError:
         raise ParseError("too deeply nested to parse (recursion limit)") from None
     try:
-        builder = Builder(MetadataWrapper(module, unsafe_skip_copy=True), pos_map)
-        package = facts.module if source.rel.endswith("__init__.py") else (
-            facts.module.rpartition(".")[0])
+        spans = ast_positions(module, tree, code) if tree is not None else None
+        builder = Builder(module, spans if spans is not None else provider_spans(module),
+                          pos_map)
         builder.build(package)
     except RecursionError:
         raise ParseError("too deeply nested to analyse (recursion limit)") from None

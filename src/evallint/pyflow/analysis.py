@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -33,8 +35,10 @@ from evallint.pyflow.ir import (
     Step,
     Val,
 )
+from evallint.pyflow.positions import function_role
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
-from evallint.roles import EVALUATOR_WORDS, Role, name_tokens, role_from_name
+from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
+from evallint.roles import name_tokens as _name_tokens
 
 LLM_SDKS = ("anthropic", "openai", "litellm")
 ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
@@ -178,35 +182,125 @@ class Analysis:
     """Everything project-wide: tables, summaries, options; runs the interpreter."""
 
     def __init__(self, facts: list[PythonFacts], config: Config,
-                 extract: Iterable[str] = DEFAULT_EXTRACT) -> None:
-        self.tables = Tables(facts)
+                 extract: Iterable[str] = DEFAULT_EXTRACT,
+                 load: Callable[[PythonFacts], PythonFacts | None] | None = None) -> None:
         self.config = config
         self.extract = tuple(extract) + tuple(config.extract_functions)
+        self._extractor: dict[str, bool] = {}
         self.summaries: dict[tuple[str, str], Summary] = {}
         # module-level names passed as a generator's system prompt / history, per file
         self.genctx: dict[str, dict[str, L]] = {}
-        self.result = Result(facts={f.path: f for f in facts})
+        self.tables = Tables(facts)
+        self.relevant = self._relevant()
+        self.skipped = [f for f in facts if not f.analyzed and f.imported]
+        self.load = load
+        self.result = Result()
+
+    # ------------------------------------------------------------------ relevance
+
+    def _resolves_to(self, qualified: str, targets: set[str], near: str) -> bool:
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            mod = self.tables.module(".".join(parts[:cut]), near)
+            if mod is not None:
+                return mod.path in targets
+        return False
+
+    def _relevant(self) -> set[str]:
+        """Modules worth interpreting: those with an SDK-like call, and those importing them
+        (transitively). The rest of a large code base costs nothing beyond its parse."""
+        relevant = {m.path for m in self.tables.modules if _has_sdk_call(m.facts)}
+        changed = True
+        while changed:
+            changed = False
+            for m in self.tables.modules:
+                if m.path in relevant:
+                    continue
+                if any(self._resolves_to(v, relevant, m.path)
+                       for v in m.facts.imports.values()):
+                    relevant.add(m.path)
+                    changed = True
+        return relevant
+
+    def _load_importers(self) -> bool:
+        """Parse the skipped files (no LLM words) that import an LLM helper of the project
+        (a function whose summary calls an LLM), or a module that defines one."""
+        if self.load is None or not self.skipped:
+            return False
+        helpers = {key for key, s in self.summaries.items() if s.llm}
+        helper_modules = {path for path, _ in helpers}
+        loaded: list[PythonFacts] = []
+        rest: list[PythonFacts] = []
+        for f in self.skipped:
+            hit = False
+            for name in f.imported:
+                found = self.tables.function(name, f.path)
+                if found is not None and (found[0].path, found[1].name) in helpers:
+                    hit = True
+                    break
+                mod = self.tables.module(name, f.path)
+                if mod is not None and mod.name.endswith(name) and mod.path in helper_modules:
+                    hit = True
+                    break
+            if hit:
+                x = self.load(f)
+                if x is not None and x.analyzed:
+                    loaded.append(x)
+            else:
+                rest.append(f)
+        self.skipped = rest
+        if not loaded:
+            return False
+        self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
+        self.relevant = self._relevant() | {f.path for f in loaded}
+        return True
 
     def summary(self, mod: Module, fn: FunctionIR) -> Summary:
         return self.summaries.get((mod.path, fn.name)) or Summary()
 
     def run(self) -> Result:
-        funcs = [(m, f) for m in self.tables.modules for f in m.facts.functions.values()]
-        for _ in range(6):
-            changed = False
-            for mod, fn in funcs:
-                interp = Interp(self, mod, fn, report=False)
-                new = interp.run()
-                old = self.summaries.get((mod.path, fn.name))
-                if old is None or old.signature() != new.signature():
-                    changed = True
-                self.summaries[(mod.path, fn.name)] = new
-            if not changed:
+        """Summaries to a fixpoint, parse skipped importers of LLM helpers (and repeat), then
+        one reporting pass."""
+        self._fixpoint()
+        for _ in range(4):
+            if not self._load_importers():
                 break
+            self._fixpoint()
+        funcs = [(m, f) for m in self.tables.modules if m.path in self.relevant
+                 for f in m.facts.functions.values()]
         for mod, fn in funcs:
             Interp(self, mod, fn, report=True).run()
+        self.result.facts = {m.path: m.facts for m in self.tables.modules}
         self._dedupe()
         return self.result
+
+    def _fixpoint(self) -> None:
+        """A worklist over the call graph: a function is re-run when a callee's summary
+        changes (or its own, which can change its calls' roles)."""
+        funcs = {(m.path, f.name): (m, f) for m in self.tables.modules
+                 if m.path in self.relevant for f in m.facts.functions.values()}
+        queue = deque(funcs)
+        queued = set(funcs)
+        callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        runs: dict[tuple[str, str], int] = {}
+        while queue:
+            key = queue.popleft()
+            queued.discard(key)
+            runs[key] = runs.get(key, 0) + 1
+            if runs[key] > 8:
+                continue
+            mod, fn = funcs[key]
+            interp = Interp(self, mod, fn, report=False)
+            new = interp.run()
+            for dep in interp.deps:
+                callers.setdefault(dep, set()).add(key)
+            old = self.summaries.get(key)
+            self.summaries[key] = new
+            if old is None or old.signature() != new.signature():
+                for caller in (*callers.get(key, ()), key):
+                    if caller not in queued and caller in funcs:
+                        queue.append(caller)
+                        queued.add(caller)
 
     def _dedupe(self) -> None:
         """Loops are interpreted twice: keep one record per place."""
@@ -233,9 +327,13 @@ class Analysis:
         return None
 
     def is_extractor(self, func: str) -> bool:
-        short = func.rsplit(".", 1)[-1]
-        return any(fnmatch.fnmatchcase(short.lower(), p.lower())
-                   or fnmatch.fnmatchcase(func, p) for p in self.extract)
+        hit = self._extractor.get(func)
+        if hit is None:
+            short = func.rsplit(".", 1)[-1].lower()
+            hit = any(fnmatch.fnmatchcase(short, p.lower()) or fnmatch.fnmatchcase(func, p)
+                      for p in self.extract)
+            self._extractor[func] = hit
+        return hit
 
     # ------------------------------------------------------------------ models
 
@@ -306,6 +404,7 @@ class Interp:
         self.sinks: dict[int, set[str]] = {}
         self.called: set[str] = set()
         self.flows: dict[tuple[Any, ...], Flow] = {}
+        self.deps: set[tuple[str, str]] = set()
         self.cur = fn.pos
         own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
         self.own_evidence: tuple[str, ...]
@@ -535,6 +634,7 @@ class Interp:
         return set()
 
     @staticmethod
+    @lru_cache(maxsize=65536)
     def is_rubric_name(path: str) -> bool:
         tokens = set(name_tokens(path.split(".")[-1] if "." in path else path))
         if "rubric" in tokens or ("criteria" in tokens and tokens & EVALUATOR_WORDS):
@@ -872,6 +972,7 @@ class Interp:
     def user_call(self, c: CallIR, mod: Module, fn: FunctionIR, args: list[frozenset[L]],
                   kws: dict[str, frozenset[L]]) -> frozenset[L]:
         s = self.an.summary(mod, fn)
+        self.deps.add((mod.path, fn.name))
         offset = 1 if fn.is_method and "." in c.func else 0
         names = [p.name for p in fn.params]
         by_param: dict[int, frozenset[L]] = {}
@@ -1177,15 +1278,26 @@ class Interp:
                     "the records so far; open it with \"a\" and append"))
 
 
-def function_role(name: str) -> Role:
-    """A function's role from its name; when the name has words of both roles
-    (``judge_draft``, ``score_answer``) its first word, the verb, decides."""
-    role = role_from_name(name)
-    if role is Role.UNKNOWN:
-        tokens = name_tokens(name)
-        if tokens:
-            return role_from_name(tokens[0])
-    return role
+@lru_cache(maxsize=65536)
+def name_tokens(name: str) -> tuple[str, ...]:
+    return tuple(_name_tokens(name))
+
+
+def _has_sdk_call(facts: PythonFacts) -> bool:
+    """Could this module call an LLM SDK? (the interpreter decides for sure)"""
+    for fn in facts.functions.values():
+        for c in fn.calls:
+            dotted = "." + c.func
+            if dotted.endswith(_SDK_SUFFIXES):
+                return True
+            root = c.func.split(".")[0]
+            target = facts.imports.get(root, "")
+            if target.split(".")[0] == "litellm":
+                return True
+    return False
+
+
+_SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
 
 
 def sanitize(labels: Iterable[L]) -> frozenset[L]:

@@ -4,7 +4,7 @@ single ``PositionProvider`` resolution on a wrapper that skips the deep copy."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -25,6 +25,7 @@ from evallint.pyflow.ir import (
     Step,
     Val,
 )
+from evallint.pyflow.positions import Span
 from evallint.roles import name_tokens
 
 MAX_STR = 400  # characters kept of each string constant (role evidence reads the start)
@@ -83,9 +84,10 @@ class _Fn:
 class Builder:
     """Builds the facts of one module. ``pos_map`` turns (line, 0-based column) into a Pos."""
 
-    def __init__(self, wrapper: MetadataWrapper, pos_map: PosMap) -> None:
-        self.positions = wrapper.resolve(PositionProvider)
-        self.module = wrapper.module
+    def __init__(self, module: cst.Module, spans: Mapping[cst.CSTNode, Span],
+                 pos_map: PosMap) -> None:
+        self.positions = spans
+        self.module = module
         self.pos_map = pos_map
         self.imports: dict[str, str] = {}
         self.constants: dict[str, Val] = {}
@@ -95,14 +97,14 @@ class Builder:
     # ------------------------------------------------------------------ positions
 
     def pos(self, node: cst.CSTNode) -> Pos:
-        rng: CodeRange | None = self.positions.get(node)
-        if rng is None:
+        span = self.positions.get(node)
+        if span is None:
             return Pos(1, 1)
-        return self.pos_map(rng.start.line, rng.start.column)
+        return self.pos_map(span[0], span[1])
 
     def end_line(self, node: cst.CSTNode) -> int:
-        rng = self.positions.get(node)
-        return self.pos_map(rng.end.line, 0).line if rng is not None else 0
+        span = self.positions.get(node)
+        return self.pos_map(span[2], 0).line if span is not None else 0
 
     # ------------------------------------------------------------------ module
 
@@ -574,6 +576,25 @@ class Builder:
                       pos=self.pos(node), recv=recv, star=star, in_try=fn.try_depth > 0)
         fn.calls.append(call)
         return Val(calls=(call.id,))
+
+
+def provider_spans(module: cst.Module) -> dict[cst.CSTNode, Span]:
+    """Spans from libcst's ``PositionProvider`` (one code generation pass): the fallback when
+    the ``ast`` tree cannot be paired with the CST.
+
+    ``MetadataWrapper.resolve`` also runs a batched visit of the whole tree even when no
+    batchable provider is asked for (libcst 1.9), which costs about as much again; the
+    provider is run directly here, with the wrapper as the fallback.
+    """
+    provider = PositionProvider()
+    computed: Mapping[cst.CSTNode, CodeRange]
+    try:
+        provider._computed = {}
+        provider._gen_impl(module)
+        computed = provider._computed  # type: ignore[assignment]
+    except AttributeError:  # pragma: no cover - a libcst without these internals
+        computed = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {n: (r.start.line, r.start.column, r.end.line) for n, r in computed.items()}
 
 
 def _dotted(node: cst.BaseExpression | None) -> str:

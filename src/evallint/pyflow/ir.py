@@ -169,3 +169,5 @@ class PythonFacts(FileFacts):
     constants: dict[str, Val] = field(default_factory=dict)
     functions: dict[str, FunctionIR] = field(default_factory=dict)
     notebook: bool = False
+    # Set when not analyzed: modules the file imports (a line scan), see analysis.relevant().
+    imported: tuple[str, ...] = ()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from evallint.facts import Pos
 from evallint.findings import Related
@@ -18,11 +18,27 @@ def result_for(project: Project, ctx: Context) -> Result:
     global _LAST
     if _LAST is not None and _LAST[0] is project:
         return _LAST[1]
-    facts = [f for f in project.files.values() if isinstance(f, PythonFacts) and f.analyzed]
+    facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
     extract = ctx.params("EL201").get("extract_functions", list(DEFAULT_EXTRACT))
-    result = Analysis(facts, project.config, extract).run() if facts else Result()
+    if any(f.analyzed for f in facts):
+        result = Analysis(facts, project.config, extract, load=_load).run()
+    else:
+        result = Result()
     _LAST = (project, result)
     return result
+
+
+def _load(facts: PythonFacts) -> PythonFacts | None:
+    """Parse a file the prefilter skipped; None when it cannot be read or parsed now."""
+    from evallint.frontend import ParseError
+    from evallint.frontends.python_front import build_facts
+    from evallint.source import SourceError, read_source
+
+    try:
+        source = read_source(Path(facts.path), facts.path)
+        return build_facts(source, force=True)
+    except (SourceError, ParseError, RecursionError):
+        return None
 
 
 def rel(path: str, pos: Pos, message: str) -> Related:
