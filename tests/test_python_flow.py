@@ -277,3 +277,35 @@ def score_it(answer):
     main = "from helpers import write, score_it\n\n\ndef main(t):\n    return score_it(write(t))\n"
     result = lint(tmp_path, {"helpers.py": helpers, "main.py": main})
     assert found(result) == [("EL201", "main.py", 5)]
+
+
+def test_the_project_analysis_cache_follows_changes_to_any_python_file(tmp_path: Path) -> None:
+    import os
+
+    from evallint.config import parse_config
+    from evallint.engine import run_check
+
+    helpers = LLM
+    loop = ("from llm import llm_call\n\n\ndef generate(t):\n    return llm_call(t)\n\n\n"
+            "def judge(a):\n    return llm_call(a, model=JUDGE)\n")
+    write_files(tmp_path, {"llm.py": helpers, "loop.py": "JUDGE = 'claude-sonnet-4-5'\n" + loop})
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        cfg = parse_config({}, source=None, root=tmp_path)
+        cfg.respect_gitignore = False
+
+        def codes() -> list[str]:
+            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=True)
+            return [f.code for f in result.findings]
+
+        assert codes() == ["EL301"]
+        assert codes() == ["EL301"]  # from the cache
+        assert list((tmp_path / ".evallint_cache" / "v1" / "pyflow").iterdir())
+        (tmp_path / "loop.py").write_text("JUDGE = 'claude-haiku-4-5'\n" + loop)
+        assert codes() == []
+        (tmp_path / "llm.py").write_text(helpers.replace("claude-sonnet-4-5", "claude-opus-4-1"))
+        (tmp_path / "loop.py").write_text("JUDGE = 'claude-opus-4-1'\n" + loop)
+        assert codes() == ["EL301"]
+    finally:
+        os.chdir(old)

@@ -281,7 +281,8 @@ def run_check(
             cache.put(key, res)
 
     final = [r for r in results if r is not None]
-    return _finish(final, config, metas, enabled, cached)
+    return _finish(final, config, metas, enabled, cached,
+                   cache_dir=cache.folder if cache is not None and cache.enabled else None)
 
 
 def _finish(
@@ -290,6 +291,7 @@ def _finish(
     metas: dict[str, RuleMeta],
     enabled: set[str],
     cached: int,
+    cache_dir: Path | None = None,
 ) -> RunResult:
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
@@ -297,6 +299,7 @@ def _finish(
         files={r.task.path: r.facts for r in results if r.facts is not None}, config=config
     )
     ctx = Context(config, metas, enabled)
+    ctx.cache_dir = cache_dir
     by_path: dict[str, list[Finding]] = {r.task.path: list(r.findings) for r in results}
     for check in PROJECT_CHECKS:
         if not (set(check.codes) & enabled):

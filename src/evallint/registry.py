@@ -226,6 +226,8 @@ class Context:
         self.config = config
         self.metas = metas
         self.enabled = enabled
+        # Set by the engine when results are cached: project checks may cache there too.
+        self.cache_dir: Path | None = None
 
     def is_enabled(self, code: str) -> bool:
         return code in self.enabled

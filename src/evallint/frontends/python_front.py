@@ -8,6 +8,7 @@ Most Python files have nothing to do with LLMs, and libcst is several times slow
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from pathlib import PurePosixPath
 
@@ -99,7 +100,10 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     if not force and not needs_cst(code):
         if "import" in code:
             facts.imported = imported_modules(code, package)
+            if facts.imported:
+                facts.digest = _digest(code)
         return facts
+    facts.digest = _digest(code)
     tree: ast.Module | None
     try:
         tree = ast.parse(code)
@@ -141,6 +145,10 @@ def _syntax_error(code: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
     except (ValueError, RecursionError, MemoryError):
         pass
     return exc.raw_line, max(0, exc.raw_column), exc.message
+
+
+def _digest(code: str) -> str:
+    return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _plain_pos(line: int, column: int) -> Pos:

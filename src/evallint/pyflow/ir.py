@@ -21,7 +21,7 @@ from evallint.facts import FileFacts, Pos
 Ref = tuple  # type: ignore[type-arg,unused-ignore]
 
 
-@dataclass
+@dataclass(slots=True)
 class Val:
     """What an expression is made of.
 
@@ -48,7 +48,7 @@ class Val:
 EMPTY = Val()
 
 
-@dataclass
+@dataclass(slots=True)
 class CallIR:
     """One call expression. ``func`` is the dotted callee as written (``client.messages.create``,
     ``generate``, ``self.judge``) or ``""`` when the callee is not a name path; ``recv`` is the
@@ -70,7 +70,7 @@ class CallIR:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Assign:
     """``targets = value`` (tuple unpacking gives several targets; ``aug`` for ``+=``;
     ``weak`` when the target is an element, such as ``d[k] = v``, so old values remain)."""
@@ -82,7 +82,7 @@ class Assign:
     weak: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class ExprStep:
     """An expression evaluated for its effect (usually a call)."""
 
@@ -90,13 +90,13 @@ class ExprStep:
     pos: Pos
 
 
-@dataclass
+@dataclass(slots=True)
 class Return:
     value: Val
     pos: Pos
 
 
-@dataclass
+@dataclass(slots=True)
 class Exit:
     """``break``, ``continue``, ``raise``: only matters for loop bounds."""
 
@@ -104,7 +104,7 @@ class Exit:
     pos: Pos
 
 
-@dataclass
+@dataclass(slots=True)
 class If:
     test: Val
     body: list[Step]
@@ -112,7 +112,7 @@ class If:
     pos: Pos
 
 
-@dataclass
+@dataclass(slots=True)
 class Loop:
     """A ``for``/``while`` loop. ``id`` is unique in its function; ``end_line`` is its last line."""
 
@@ -130,14 +130,14 @@ class Loop:
 Step = Assign | ExprStep | Return | Exit | If | Loop
 
 
-@dataclass
+@dataclass(slots=True)
 class Param:
     name: str
     default: Val | None = None
     star: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class FunctionIR:
     """A function (``f``, ``Class.method``) or the module body (``<module>``)."""
 
@@ -169,5 +169,7 @@ class PythonFacts(FileFacts):
     constants: dict[str, Val] = field(default_factory=dict)
     functions: dict[str, FunctionIR] = field(default_factory=dict)
     notebook: bool = False
-    # Set when not analyzed: modules the file imports (a line scan), see analysis.relevant().
+    # Set when not analyzed: what the file imports (a line scan), see Analysis._load_importers.
     imported: tuple[str, ...] = ()
+    # A digest of the text, for the project analysis cache (empty: nothing to analyse).
+    digest: str = ""
