@@ -28,6 +28,7 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # Folders evallint's discovery skips by default (build, env, site-packages...) would hide files
 # from it; the corpus is laid out under neutral names instead.
@@ -43,7 +44,8 @@ JUDGE_PROMPT = "You are a strict judge. Score the answer from 0 to 1 as JSON."
 
 
 def generate_{i}(task, feedback=""):
-    resp = {create}(model=GEN_MODEL, {extra}messages=[{{"role": "user", "content": task + feedback}}])
+    resp = {create}(model=GEN_MODEL, {extra}messages=[
+        {{"role": "user", "content": task + feedback}}])
     return {text}
 
 
@@ -117,7 +119,7 @@ def checked_files(corpus: Path) -> list[Path]:
     """The files evallint would check (its own discovery), for a like-for-like baseline."""
     out = subprocess.run(
         [sys.executable, "-m", "evallint", "check", "--show-files", "."],
-        cwd=corpus, capture_output=True, text=True, check=False)
+        cwd=corpus, capture_output=True, text=True, check=False, env=ENV)
     files = []
     for line in out.stdout.splitlines():
         path = line.split()[0] if line.strip() else ""
@@ -150,7 +152,26 @@ print(json.dumps({"seconds": dt, "rc": p.returncode, "maxrss_kb": rss,
 """
 
 
-def run_evallint(corpus: Path, cache: bool, jobs: int | None) -> dict[str, object]:
+def snapshot_code(into: Path) -> dict[str, str]:
+    """Copy evallint's code and rule data: the cache is salted with their modification times,
+    so edits made in the working tree during a run would turn every warm run cold."""
+    import evallint
+
+    pkg = Path(evallint.__file__).resolve().parent
+    shutil.copytree(pkg, into / "src" / "evallint",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    rules = pkg.parents[1] / "rules"
+    if rules.is_dir():
+        shutil.copytree(rules, into / "rules")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(into / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+ENV: dict[str, str] | None = None
+
+
+def run_evallint(corpus: Path, cache: bool, jobs: int | None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "evallint", "check", ".", "--exit-zero", "-q",
            "--output-format", "json"]
     if not cache:
@@ -158,8 +179,8 @@ def run_evallint(corpus: Path, cache: bool, jobs: int | None) -> dict[str, objec
     if jobs is not None:
         cmd += ["--jobs", str(jobs)]
     out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], cwd=corpus,
-                         capture_output=True, text=True, check=True)
-    result: dict[str, object] = json.loads(out.stdout)
+                         capture_output=True, text=True, check=True, env=ENV)
+    result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 
@@ -172,6 +193,9 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the built corpus")
     args = ap.parse_args()
 
+    global ENV
+    code_dir = tempfile.mkdtemp(prefix="evallint-bench-code-")
+    ENV = snapshot_code(Path(code_dir))
     tmp: str | None = None
     if args.corpus:
         corpus = args.corpus.resolve()
@@ -209,6 +233,7 @@ def main() -> None:
         print(f"goal cold <= 2x baseline: {'met' if ok_cold else 'NOT met'}; "
               f"goal warm <= 0.25x cold: {'met' if ok_warm else 'NOT met'}")
     finally:
+        shutil.rmtree(code_dir, ignore_errors=True)
         if tmp and not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
