@@ -165,7 +165,6 @@ class Result:
     calls: list[LLMCall] = field(default_factory=list)
     loops: list[LoopEvent] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
-    facts: dict[str, PythonFacts] = field(default_factory=dict)
 
 
 def where(path: str, pos: Pos) -> str:
@@ -270,7 +269,6 @@ class Analysis:
                  for f in m.facts.functions.values()]
         for mod, fn in funcs:
             Interp(self, mod, fn, report=True).run()
-        self.result.facts = {m.path: m.facts for m in self.tables.modules}
         self._dedupe()
         return self.result
 

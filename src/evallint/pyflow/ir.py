@@ -10,7 +10,9 @@ public dataclasses below are a stable interface.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
+from typing import Any
 
 from evallint.facts import FileFacts, Pos
 
@@ -173,3 +175,26 @@ class PythonFacts(FileFacts):
     imported: tuple[str, ...] = ()
     # A digest of the text, for the project analysis cache (empty: nothing to analyse).
     digest: str = ""
+
+    # The code tree (imports, constants, functions) travels through the process pool and the
+    # result cache as one pickled blob, decoded on first use: a warm run whose project
+    # analysis is cached never builds these objects at all.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if "functions" in state:
+            tree = (state.pop("imports"), state.pop("constants"), state.pop("functions"))
+            state["_tree"] = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _TREE and "_tree" in self.__dict__:
+            blob = self.__dict__.pop("_tree")
+            self.imports, self.constants, self.functions = pickle.loads(blob)
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+
+_TREE = ("imports", "constants", "functions")
