@@ -14,6 +14,7 @@ Python rules at all (an SDK import or call, a role-named function, a model or pr
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 
 import libcst as cst
@@ -60,24 +61,54 @@ SDK_TAILS = ("messages", "completions", "responses", "completion", "acompletion"
 _MODEL_HINTS = ("claude", "gpt-", "gemini", "o1", "o3", "o4", "haiku", "sonnet", "opus")
 
 
-class _Collector(cst.CSTVisitor):
-    """One traversal collecting the paired node kinds in pre-order (source order)."""
+# Children in source order. libcst's own ``visit``/``children`` rebuild every node and cost
+# more than the parse; a walk over the dataclass fields does not. Field order is source order
+# except for these types.
+_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {
+    cst.FunctionDef: ("decorators", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "bases", "keywords", "body"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+}
+_SKIP_PREFIXES = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines",
+                  "lines_after", "header", "footer", "colon", "equal", "star_tok", "dot",
+                  "trailing", "first_line", "last_line", "newline", "indent", "asynchronous",
+                  "operator", "lbrace", "rbrace", "lbracket", "rbracket", "prefix", "quote")
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.out: list[list[cst.CSTNode]] = [[] for _ in _STMT_PAIRS]
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = _CST_KIND.get(type(node))
-        if kind is not None:
-            self.out[kind].append(node)
-        return True
+def _fields(kind: type[cst.CSTNode]) -> tuple[str, ...]:
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _ORDER.get(kind) or tuple(
+            f.name for f in dataclasses.fields(kind)
+            if not f.name.startswith(_SKIP_PREFIXES))
+        _FIELDS[kind] = names
+    return names
 
 
 def _cst_preorder(module: cst.Module) -> list[list[cst.CSTNode]]:
-    collector = _Collector()
-    module.visit(collector)
-    return collector.out
+    out: list[list[cst.CSTNode]] = [[] for _ in _STMT_PAIRS]
+    stack: list[cst.CSTNode] = [module]
+    node_type = cst.CSTNode
+    while stack:
+        node = stack.pop()
+        kind = _CST_KIND.get(type(node))
+        if kind is not None:
+            out[kind].append(node)
+        children: list[cst.CSTNode] = []
+        for name in _fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, node_type):
+                children.append(value)
+            elif isinstance(value, (tuple, list)):
+                children.extend(v for v in value if isinstance(v, node_type))
+        children.reverse()
+        stack.extend(children)
+    return out
 
 
 def _ast_sorted(tree: ast.AST) -> list[list[ast.AST]]:
