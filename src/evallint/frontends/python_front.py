@@ -109,7 +109,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = None  # libcst reports the error below, at Python's own position
-    if tree is not None and not force and not needs_analysis(tree):
+    if tree is not None and not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)
         return facts
     try:

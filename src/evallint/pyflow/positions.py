@@ -167,7 +167,12 @@ def ast_positions(module: cst.Module, tree: ast.Module, code: str) -> (
     return spans
 
 
-def needs_analysis(tree: ast.Module) -> bool:
+_SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
+                  ".completions.create", ".completions.parse", ".responses.create",
+                  ".responses.parse", ".responses.stream")
+
+
+def needs_analysis(tree: ast.Module, text: str) -> bool:
     """Can this module matter to the Python rules? An SDK import or SDK-shaped call, a function
     named for a role, or a module-level model/prompt constant. Files that only import a helper
     module are caught later: the project analysis parses them on demand."""
@@ -183,13 +188,8 @@ def needs_analysis(tree: ast.Module) -> bool:
                 return True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _constant_matters(node):
             return True
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("create", "stream", "parse")
-                and isinstance(node.func.value, ast.Attribute)
-                and node.func.value.attr in SDK_TAILS):
-            return True
-    return False
+    # a client passed in from elsewhere: the call's shape is the only evidence
+    return any(t in text for t in _SDK_CALL_TEXT)
 
 
 def _walk_defs(tree: ast.Module) -> Iterator[ast.AST]:
