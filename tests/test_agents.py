@@ -130,3 +130,18 @@ def test_el401_message_names_the_evidence(tmp_path: Path) -> None:
     [f] = result.findings
     assert f.evidence == ["agent name 'evaluator' (word 'evaluator')"]
     assert "'Bash' runs any command" in f.message
+
+
+def test_an_agent_that_evaluates_people_or_markets_is_no_judge() -> None:
+    for desc in ("Recruiting lead for sourcing, interview loops and candidate evaluation.",
+                 "Evaluates market segments and pricing options; risk assessment.",
+                 "Evaluate ROI on major decisions."):
+        facts = agent(f"---\nname: helper\ndescription: '{desc}'\ntools: Read, Bash\n---\n")
+        assert facts.role.role is Role.UNKNOWN, desc
+
+
+def test_an_agent_that_evaluates_the_work_is_a_judge() -> None:
+    facts = agent("---\nname: qa\ndescription: Scores the generated code against the spec.\n"
+                  "tools: Read\n---\n")
+    assert facts.role.role is Role.EVALUATOR
+    assert facts.role.evidence[1] == "it judges 'Scores the generated code'"

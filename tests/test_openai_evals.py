@@ -38,3 +38,17 @@ def test_non_spec_entries_are_ignored(tmp_path: Path) -> None:
     write_files(tmp_path, {"registry/modelgraded/s.yaml": "spec:\n  choice_strings: YN\n"
                            "other: 3\n"})
     assert lint_tree(tmp_path, {"EL205", "EL901"}).findings == []
+
+
+def test_unknown_fields_are_notes_signals_errors_counts_fine(tmp_path: Path) -> None:
+    import re
+
+    from evallint.findings import Severity
+
+    write_files(tmp_path, {"registry/modelgraded/s.yaml":
+                           'spec:\n  prompt: "Of {n} replies to {input} in {dialect}, given '
+                           '{chat_history}, pick one of {completion}"\n'})
+    result = lint_tree(tmp_path, {"EL205"})
+    got = sorted((re.findall(r"renders '([^']+)'", f.message)[0], f.severity)
+                 for f in result.findings)
+    assert got == [("chat_history", Severity.ERROR), ("dialect", Severity.NOTE)]

@@ -137,8 +137,9 @@ def test_prose_is_never_a_variable() -> None:
      "front matter evallint.role: judge (line 2)"),
     ("prompts/answer_grader.md", "x", None, Role.UNKNOWN, "headings"),
     ("prompts/rubric_checker.md", "x", None, Role.EVALUATOR, "file name token 'rubric'"),
-    ("prompts/x.md", "## Task\n## Grading rubric\n", None, Role.EVALUATOR,
-     "heading 'Grading rubric' (line 2)"),
+    ("prompts/x.md", "## Task\n## Grading rubric\n", None, Role.UNKNOWN, None),
+    ("prompts/x.md", "## Task\n## Grading rubric\nPoints on a scale of 1 to 5.\n", None,
+     Role.EVALUATOR, "heading 'Grading rubric' (line 2)"),
     ("prompts/x.md", "\n\nYou are an impartial judge of essays.", None, Role.EVALUATOR,
      "content: 'You are an impartial judge' (line 3)"),
     ("prompts/x.md", "Summarize the text.", None, Role.UNKNOWN, None),
@@ -171,3 +172,60 @@ def test_described_judging_does_not_make_a_judge() -> None:
     facts = parse("prompts/x.md", "Grade the response below on a scale of 1 to 10.")
     assert facts.role.role is Role.EVALUATOR
     assert len(facts.role.evidence) == 2
+
+
+def test_a_heading_alone_does_not_make_a_judge() -> None:
+    # A reflection step receives an evaluation under a heading; it does not produce one.
+    facts = parse("prompts/retro/user.md", "# Task\n{{ input }}\n## Evaluation\n{{ evaluation }}\n"
+                                           "Write lessons for the next attempt.\n")
+    assert facts.role.role is Role.UNKNOWN
+
+
+def test_the_stated_identity_of_a_refiner_beats_critique_headings() -> None:
+    text = ("# Improve the reply\nYou are the **Reviser** of this loop.\n## Critique and notes\n"
+            "{{ feedback }}\n## Reply\n{{ output }}\nEvaluate the response against the notes.\n")
+    facts = parse("prompts/step3/system.md", text)
+    assert facts.role.role is Role.GENERATOR
+    assert facts.role.evidence == ["content: 'You are the **Reviser' (line 2)"]
+
+
+def test_folder_names_the_step_but_project_areas_do_not() -> None:
+    facts = parse("prompts/Refine/user.md", "Make {{ output }} shorter.")
+    assert facts.role.role is Role.GENERATOR
+    assert facts.role.evidence == ["folder name token 'refine' ('Refine/')"]
+    assert parse("prompts/Judge/user.md", "{{ output }}").role.role is Role.EVALUATOR
+    assert parse("evals/user.md", "{{ output }}").role.role is Role.UNKNOWN
+    assert parse("evaluation/user.md", "{{ output }}").role.role is Role.UNKNOWN
+
+
+def test_a_verb_that_produces_an_evaluator_artifact_is_not_a_generator() -> None:
+    for name in ("generate_verdicts.txt", "generate_reason.txt", "write_feedback.md"):
+        assert parse(f"prompts/{name}", "{{ output }}").role.role is Role.UNKNOWN, name
+    assert parse("prompts/generate_answer.txt", "{{ input }}").role.role is Role.GENERATOR
+    assert parse("prompts/refine_with_feedback.md", "x").role.role is Role.GENERATOR
+
+
+@pytest.mark.parametrize(("title", "role"), [
+    ("Evaluator", "evaluator"), ("Judge prompt", "evaluator"), ("Grading rubric", "evaluator"),
+    ("Step 2: Judge the draft", "evaluator"), ("Step 3 — Evaluate", "evaluator"),
+    ("Pipeline - Evaluate Node System Prompt", "evaluator"),
+    ("Evaluation", "unknown"), ("Critique and Feedback", "unknown"),
+    ('Critique Says "Done"', "unknown"), ("Evaluation Dimensions", "unknown"),
+    ("Case 4: A Perspective on the Evaluation Section", "unknown"),
+    ("Feedback from the judge", "unknown"), ("Evaluator feedback", "unknown"),
+    ("Step 1: Generate a draft", "generator"), ("Generator output", "unknown"),
+    ("Results from the solver", "unknown"),
+])
+def test_heading_names_a_role_only_in_so_many_words(title: str, role: str) -> None:
+    from evallint.frontends.prompt_files import heading_role
+
+    assert heading_role(title) == role
+
+
+def test_headings_inside_an_examples_section_name_no_role() -> None:
+    text = ("# Writer\nWrite {{ input }}.\n## Examples\n### Judge prompt\nexample text\n"
+            "## Evaluator\nreal section\n")
+    facts = parse("prompts/x.md", text)
+    assert [(s.title, s.role) for s in facts.sections] == [
+        ("Writer", "generator"), ("Examples", "unknown"), ("Judge prompt", "unknown"),
+        ("Evaluator", "evaluator")]

@@ -96,3 +96,33 @@ def role_from_value(value: object) -> Role:
     if word in _ROLE_VALUES:
         return _ROLE_VALUES[word]
     return role_from_name(word)
+
+
+# What only the evaluator side produces. "generate_verdicts" and "write_feedback" name a judge's
+# step: the production verb says how something is made, the artifact says which side makes it.
+EVALUATOR_ARTIFACTS = frozenset(
+    {"verdict", "verdicts", "judgement", "judgment", "judgements", "judgments", "feedback",
+     "critique", "critiques", "score", "scores", "rating", "ratings", "grade", "grades",
+     "evaluation", "evaluations", "reason", "reasons"}
+)
+# Generator words that only say something is produced; the object decides the side.
+PRODUCTION_VERBS = frozenset({"generate", "generation", "write", "draft"})
+
+
+def prompt_name_role(name: str) -> tuple[Role, str]:
+    """The role a prompt's name states, with the token that states it.
+
+    Like :func:`role_from_name`, but a production verb whose object is an evaluator artifact
+    (``generate_verdicts``, ``generate_reason``, ``write_feedback``) is no generator evidence:
+    such a name says nothing certain about the side, so it is unknown and content decides.
+    """
+    tokens = name_tokens(name)
+    ev = [t for t in tokens if t in EVALUATOR_WORDS]
+    gen = [t for t in tokens if t in GENERATOR_WORDS]
+    if any(t in EVALUATOR_ARTIFACTS for t in tokens) and any(t in PRODUCTION_VERBS for t in gen):
+        return Role.UNKNOWN, ""
+    if ev and not gen:
+        return Role.EVALUATOR, ev[0]
+    if gen and not ev:
+        return Role.GENERATOR, gen[0]
+    return Role.UNKNOWN, ""

@@ -25,7 +25,6 @@ from evallint.frontends.promptfoo_front import (
 )
 from evallint.kinds import FileKind
 from evallint.registry import Context, Project, file_check, project_check
-from evallint.roles import name_tokens
 
 DEFAULT_GRADED = (
     "llm-rubric", "model-graded-closedqa", "model-graded-factuality", "factuality", "g-eval",
@@ -196,21 +195,36 @@ def thinking_shown_to_grader(project: Project, ctx: Context) -> Iterator[Finding
                                  first.assertion.pos.column, "a model-graded assertion")])
 
 
-def denied_match(path: tuple[str, ...], denied: list[str]) -> str | None:
-    """The denied entry a variable path matches, as whole tokens of one of its parts."""
-    for part in path:
-        toks = name_tokens(part)
-        for d in denied:
-            dt = name_tokens(d)
-            if dt and any(toks[i:i + len(dt)] == dt for i in range(len(toks) - len(dt) + 1)):
-                return d
-    return None
+def grader_signal(name: str, ctx: Context, *, with_template_signals: bool = False) -> str | None:
+    """The generator-context signal a grader-template name carries, matched like EL102.
+
+    Whole tokens or token-aligned prefixes (``chat_history``, ``intermediate_steps``), never
+    substrings; ``exact`` signals (``system``) only as the whole name, so ``operating_system``
+    is not the system prompt; a name qualified by the evaluator's side (``evaluation_steps``)
+    is the grader's own material. ``with_template_signals`` adds EL102's ``signals`` and
+    ``exact`` (a grader template is an evaluator template).
+    """
+    from evallint.checks.templates import _as_list, _name_listed, signal_in
+
+    p205, p102 = ctx.params("EL205"), ctx.params("EL102")
+    if _name_listed(name, _as_list(p102.get("ignore"))):
+        return None
+    signals = _as_list(p205.get("denied"))
+    exact = _as_list(p205.get("exact"))
+    if with_template_signals:
+        signals += _as_list(p102.get("signals"))
+        exact += _as_list(p102.get("exact"))
+    sig = signal_in(name, signals, exact, _as_list(p102.get("evaluator_owned")))
+    return sig.rstrip("*_") if sig is not None else None
 
 
 @file_check("EL205", kinds=[FileKind.PROMPTFOO])
 def rubric_sees_generator_context(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
-    """Rubric text of a model-graded assertion that renders generator-side context."""
-    denied = [str(d) for d in ctx.params("EL205").get("denied", [])]
+    """Rubric text of a model-graded assertion that renders generator-side context.
+
+    Only named signals count: every other name is one of the test's ``vars``, the task input
+    the prompt under test renders too.
+    """
     types = graded_types(ctx)
     tests = list(facts.tests) + ([facts.default_test] if facts.default_test else [])
     for t in tests:
@@ -218,7 +232,7 @@ def rubric_sees_generator_context(facts: PromptfooFacts, ctx: Context) -> Iterat
             if a.type not in types:
                 continue
             for v in a.rubric_vars:
-                hit = denied_match(v.path, denied)
+                hit = next((h for part in v.path if (h := grader_signal(part, ctx))), None)
                 if hit is None:
                     continue
                 yield context_finding(ctx, facts, v.dotted, v.name, f"denied name '{hit}'",

@@ -7,6 +7,7 @@ partials, generator/evaluator pairs) resolve template references among the disco
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -452,10 +453,32 @@ def _context_through(facts: PromptFacts, ref: TemplateRef, target: FileFacts,
 # ---------------------------------------------------------------------------- EL601/EL602
 
 
+_PAIR = re.compile(r"^(?P<stem>.*?)(?P<part>system|user)(?P<ext>\.[^/]*)?$", re.I)
+
+
+def _pair_of(facts: FileFacts, files: dict[str, FileFacts]) -> FileFacts | None:
+    """``system.md`` ↔ ``user.md`` (or ``judge_system.j2`` ↔ ``judge_user.j2``) in one folder:
+    the two halves of one conversation, so one half's output contract covers the other."""
+    folder, name = posixpath.split(facts.path)
+    m = _PAIR.match(name)
+    if m is None or (m.group("stem") and not m.group("stem").endswith(("_", "-", "."))):
+        return None
+    other = "user" if m.group("part").lower() == "system" else "system"
+    if m.group("part").isupper():
+        other = other.upper()
+    elif m.group("part")[0].isupper():
+        other = other.capitalize()
+    path = posixpath.join(folder, f"{m.group('stem')}{other}{m.group('ext') or ''}")
+    return files.get(path)
+
+
 def _contract(facts: PromptFacts, resolver: _Resolver) -> set[str]:
     keys: set[str] = set()
     seen: set[str] = set()
     todo: list[FileFacts] = [facts]
+    pair = _pair_of(facts, resolver.files)
+    if pair is not None:
+        todo.append(pair)
     while todo:
         cur = todo.pop()
         if cur.path in seen or not isinstance(cur, PromptFacts):
@@ -467,6 +490,14 @@ def _contract(facts: PromptFacts, resolver: _Resolver) -> set[str]:
             if nxt is not None:
                 todo.append(nxt)
     return keys
+
+
+_SCORE_INPUTS = frozenset({"score", "scores", "rating", "ratings"})
+
+
+def _given_the_score(facts: PromptFacts) -> bool:
+    """The prompt renders a score (``{{ final_score }}``): the score is not its output."""
+    return any(set(name_tokens(v.name)) & _SCORE_INPUTS for v in facts.template.variables)
 
 
 @project_check("EL601", "EL602")
@@ -482,11 +513,14 @@ def judge_contracts(project: Project, ctx: Context) -> Iterator[Finding]:
         if not facts.role.is_evaluator or facts.path in included or _is_partial(facts.path):
             continue
         keys = _contract(facts, resolver)
+        # A prompt that is given the score explains a score computed in code: what it writes
+        # is the feedback, and there is no number to scrape out of prose.
+        explains = _given_the_score(facts)
         has_score = bool(keys & score_keys)
         has_feedback = bool(keys & feedback_keys)
         has_id = bool(keys & id_keys)
         stated_format = FORMAT_KEY in keys  # a non-JSON structure the prompt spells out
-        if not (has_score and (has_feedback or has_id)) and not stated_format:
+        if not (has_score and (has_feedback or has_id)) and not stated_format and not explains:
             pairs = (("a score", has_score), ("feedback", has_feedback))
             missing = [w for w, ok in pairs if not ok]
             yield ctx.finding(

@@ -207,10 +207,41 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
         return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')",
                                          "description or body speaks of scores or grades"])
     dtoks = set(name_tokens(str(desc)))
-    d_ev, d_gen = dtoks & STRONG_EVAL, dtoks & GEN_WORDS
-    if d_ev and not d_gen and not tokens & GEN_WORDS:
-        return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(str(desc))}'"])
+    judged = judged_work(str(desc))
+    if judged and not dtoks & GEN_WORDS and not tokens & GEN_WORDS:
+        return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(str(desc))}'",
+                                         f"it judges {judged}"])
     return RoleInfo(Role.UNKNOWN, [])
+
+
+# What a judge in an eval loop judges: the work. An agent that evaluates candidates, markets,
+# options or risks is a recruiter, an analyst or an advisor, not a grader.
+WORK_NOUNS = (
+    "work", "output", "outputs", "response", "responses", "implementation", "implementations",
+    "code", "answer", "answers", "submission", "submissions", "pr", "prs", "pull request",
+    "pull requests", "completion", "completions", "draft", "drafts", "generation",
+    "generations", "solution", "solutions", "patch", "patches", "diff", "diffs", "essay",
+    "essays", "result", "results", "changes", "deliverable", "deliverables", "attempt",
+    "attempts",
+)
+_WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in WORK_NOUNS) + ")"
+_JUDGE_VERB = (r"(?:evaluat\w*|grad(?:e|es|ed|ing)|judg\w*|critiqu\w*|scor(?:e|es|ed|ing)|"
+               r"rat(?:e|es|ed|ing))")
+_FILLER = r"(?:[\w'-]+\s+){0,3}?"
+_JUDGES_WORK = re.compile(
+    # "evaluates the generated code", "evaluation of responses", "grading each answer"
+    rf"\b{_JUDGE_VERB}\s+(?:of\s+|on\s+)?{_FILLER}{_WORK}\b"
+    # "code evaluation", "response grading", "output scoring"
+    rf"|\b{_WORK}\s+(?:evaluation|evaluator|grading|grader|judging|judge|critique|critic|"
+    rf"scoring|scorer|rating|rater)s?\b",
+    re.I,
+)
+
+
+def judged_work(text: str) -> str:
+    """The phrase in which ``text`` judges someone's work ("evaluates the code"), else ''."""
+    m = _JUDGES_WORK.search(text)
+    return f"'{' '.join(m.group(0).split())}'" if m else ""
 
 
 def _clip(text: str, n: int = 80) -> str:

@@ -25,11 +25,10 @@ from evallint.frontends.mustache_front import parse_mustache
 from evallint.frontends.template_text import TextMap, fenced_spans, normalize_newlines
 from evallint.kinds import FileKind
 from evallint.roles import (
-    EVALUATOR_WORDS,
-    GENERATOR_WORDS,
     Role,
     RoleInfo,
     name_tokens,
+    prompt_name_role,
     role_from_value,
 )
 from evallint.source import SourceFile
@@ -55,26 +54,40 @@ _FORMAT_NAMES = {
 _MUSTACHE_SIGNS = re.compile(r"\{\{~?\s*[#/^>!]|\{\{\{")
 _JINJA_SIGNS = re.compile(r"\{%|\{#")
 
-# Role words for headings are stricter than for names: "## Answer" in a judge prompt is
-# the thing being graded, not a generator section.
-HEADING_EVALUATOR = frozenset(
-    {"evaluator", "evaluation", "evaluate", "judge", "judging", "grader", "grading", "grade",
-     "critic", "critique", "scorer", "scoring", "verifier", "rater", "reviewer", "assessor",
-     "rubric"}
+# A heading names a role only in so many words: an agent noun ("## Judge prompt", "# Grader"),
+# or an activity that opens the heading followed by a prompt word or an object ("## Evaluation
+# prompt", "## Grading rubric", "# Step 2: Judge the draft"). A bare "## Evaluation", "Critique
+# and Feedback", "Evaluation Dimensions" or "... on Evaluation Section" only mention it.
+HEADING_EVALUATOR_AGENTS = frozenset(
+    {"evaluator", "judge", "grader", "critic", "scorer", "rater", "verifier", "reviewer",
+     "assessor"}
 )
-HEADING_GENERATOR = frozenset(
-    {"generator", "generation", "generate", "writer", "solver", "actor", "drafter", "producer",
-     "implementer"}
+HEADING_EVALUATOR_ACTS = frozenset(
+    {"evaluation", "evaluate", "judging", "judge", "grading", "grade", "critique", "scoring",
+     "score", "rate", "assess", "assessment", "rubric", "verify", "review"}
 )
+HEADING_GENERATOR_AGENTS = frozenset(
+    {"generator", "writer", "solver", "actor", "drafter", "producer", "implementer", "refiner"}
+)
+HEADING_GENERATOR_ACTS = frozenset({"generation", "generate", "write", "solve", "refine",
+                                    "produce", "implement"})
+# Words that may follow an activity that opens a heading: "Evaluation prompt", "Judge the draft".
+_PROMPT_WORDS = frozenset(
+    {"prompt", "prompts", "step", "stage", "phase", "instructions", "instruction", "rubric",
+     "template", "system", "node", "pass", "round", "role", "agent", "the", "this", "a", "an",
+     "each", "every", "all", "its", "your"}
+)
+_STEP_WORDS = frozenset({"step", "stage", "phase", "part", "round"})
+# An agent noun after these is where material came from ("Feedback from the judge").
+_PROVENANCE = frozenset({"from", "by", "of"})
+_EXAMPLE_WORDS = frozenset({"example", "examples", "sample", "samples", "demonstration",
+                            "demonstrations"})
+_CLAUSES = re.compile(r"\s*(?::|\s[-–—|]\s|[–—|])\s*")
 
-_STRONG_CUES = [
-    re.compile(r"\byou are (?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
-               r"(judge|grader|evaluator|critic|reviewer|rater|scorer|assessor|verifier)\b",
-               re.I),
-    re.compile(r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
-               r"(?:[\w-]+\s+){0,2}?(response|answer|output|completion|submission|candidate)s?\b",
-               re.I),
-]
+# "Score the response", "Evaluate each answer": an instruction to judge the candidate's text.
+_EV_TASK = re.compile(
+    r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
+    r"(?:[\w-]+\s+){0,2}?(response|answer|output|completion|submission|candidate)s?\b", re.I)
 _WEAK_CUES = [
     re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
                r"\s*\d+|\b\d+\s*(?:-|–|to)\s*\d+\s+scale\b", re.I),
@@ -220,38 +233,74 @@ def _fallback(body: str, dialect: str, first: ParseError) -> TemplateFacts:
 
 
 def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[Section]:
+    """Markdown headings outside fences; headings inside an "Example" section name no role."""
     out: list[Section] = []
     if "#" not in body:
         return out
+    example_level = 0  # the level of the open "Example…" heading, 0 when none is open
     for m in _HEADING.finditer(body):
         start = m.start()
         if any(s <= start < e for s, e in fences):
             continue
         title = m.group(2).strip()
-        out.append(Section(title=title, level=len(m.group(1)), pos=tmap.pos(start),
-                           role=heading_role(title)))
+        level = len(m.group(1))
+        if example_level and level <= example_level:
+            example_level = 0
+        words = name_tokens(title)
+        if not example_level and words and words[0] in _EXAMPLE_WORDS:
+            example_level = level
+        role = Role.UNKNOWN.value if example_level else heading_role(title)
+        out.append(Section(title=title, level=level, pos=tmap.pos(start), role=role))
     return out
 
 
-# "## Generator output" in a judge prompt is the material under evaluation, not a prompt.
+# "## Generator output" in a judge prompt is the material under evaluation, not a prompt;
+# "## Evaluator feedback" in a refiner prompt is the material it revises.
 _MATERIAL = frozenset(
     {"output", "outputs", "response", "responses", "answer", "answers", "result", "results",
-     "attempt", "attempts", "draft", "drafts", "submission", "completion", "text"}
+     "attempt", "attempts", "draft", "drafts", "submission", "completion", "text", "feedback",
+     "critique", "critiques", "verdict", "verdicts", "score", "scores", "notes", "comments"}
 )
 
 
 def heading_role(title: str) -> str:
     """The role a heading (or a partial's name) states in so many words, else unknown."""
-    words = name_tokens(title)
-    tokens = set(words)
-    ev = bool(tokens & HEADING_EVALUATOR)
-    gen = any(w in HEADING_GENERATOR and not (i + 1 < len(words) and words[i + 1] in _MATERIAL)
-              for i, w in enumerate(words))
+    ev = gen = False
+    # In a step heading ("Step 2 — Evaluate") a bare activity names the step.
+    stepped = name_tokens(title)[:1] == ["step"]
+    for clause in _CLAUSES.split(title):
+        words = name_tokens(clause)
+        ev = ev or _clause_names(words, HEADING_EVALUATOR_AGENTS, HEADING_EVALUATOR_ACTS, stepped)
+        gen = gen or _clause_names(words, HEADING_GENERATOR_AGENTS, HEADING_GENERATOR_ACTS,
+                                   stepped)
     if ev and not gen:
         return Role.EVALUATOR.value
     if gen and not ev:
         return Role.GENERATOR.value
     return Role.UNKNOWN.value
+
+
+def _clause_names(words: list[str], agents: frozenset[str], acts: frozenset[str],
+                  stepped: bool = False) -> bool:
+    """Does one clause of a heading name the role (not merely mention its activity)?"""
+    while words and (words[0] in _STEP_WORDS or words[0].isdigit()):
+        words = words[1:]  # "Step 2: ..." / "Step 2 Judge the draft"
+    if not words:
+        return False
+    for i, w in enumerate(words):
+        if w not in agents:
+            continue
+        after = words[i + 1] if i + 1 < len(words) else ""
+        before = words[max(0, i - 2):i]
+        if after not in _MATERIAL and not set(before) & _PROVENANCE:
+            return True
+    first, rest = words[0], words[1:]
+    # A bare "## Evaluation" or "## Critique" is as often the material a refiner receives.
+    if first in acts and (rest[0] in _PROMPT_WORDS if rest else stepped):
+        return True
+    # "Evaluate Node System Prompt", "Generate Questions System Prompt": a prompt named for
+    # its step.
+    return words[-1] in ("prompt", "instructions") and first in acts
 
 
 # ---------------------------------------------------------------------------- front matter
@@ -344,7 +393,12 @@ def _schema_keys(value: Any, into: list[str], depth: int) -> None:
 
 
 def infer_role(facts: PromptFacts, body: str, tmap: TextMap, config: Config) -> RoleInfo:
-    """Config > front matter > file name > headings > content cues; evidence kept as text."""
+    """Config > front matter > names > direct instructions > folder; headings only support.
+
+    A heading is weak evidence: "## Evaluation" over ``{evaluation}`` is as often the material
+    a refiner or reflector receives as the judge's own section. It decides a role only together
+    with a supporting content cue of the same side (a scale, the word "rubric").
+    """
     rel = config.root_relative(facts.path)
     for pattern, role in config.roles.items():
         if globs.match(rel, pattern):
@@ -363,37 +417,112 @@ def infer_role(facts: PromptFacts, body: str, tmap: TextMap, config: Config) -> 
             where = f" (line {line})" if line else ""
             return RoleInfo(role, [f"front matter {key}: {value}{where}"], explicit=True)
 
-    stem = PurePosixPath(facts.path).name
-    role, token = _name_role(stem)
+    path = PurePosixPath(facts.path)
+    role, token = prompt_name_role(path.name)
     if role is not Role.UNKNOWN:
         return RoleInfo(role, [f"file name token '{token}'"])
     title = fm.get("name") or fm.get("title")
     if isinstance(title, str):
-        role, token = _name_role(title)
+        role, token = prompt_name_role(title)
         if role is not Role.UNKNOWN:
             return RoleInfo(role, [f"front matter name token '{token}'"])
 
-    roles = {s.role for s in facts.sections} - {Role.UNKNOWN.value}
-    if len(roles) == 1:
-        sec = next(s for s in facts.sections if s.role in roles)
-        return RoleInfo(Role(sec.role), [f"heading '{sec.title}' (line {sec.pos.line})"])
-    if roles:
-        return RoleInfo(Role.UNKNOWN, ["headings name both a generator and an evaluator"])
+    found = _content_role(body, tmap)
+    if found is not None:
+        return found
 
-    # Content alone makes a judge only with a direct instruction ("You are a grader",
-    # "Score the response"); a scale or the word "rubric" is supporting evidence.
-    evidence: list[str] = []
-    for cue in _STRONG_CUES:
-        m = next((m for m in cue.finditer(body) if not _reported_speech(body, m.start())), None)
-        if m:
-            evidence.append(f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})")
+    role, token = _folder_role(path.parent.name)
+    if role is not Role.UNKNOWN:
+        return RoleInfo(role, [f"folder name token '{token}' ('{path.parent.name}/')"])
+    return _heading_role(facts, body, tmap)
+
+
+# A direct instruction: who the model is, or what it must do to the candidate's text.
+_EV_IDENTITY = re.compile(
+    r"\byou are (?:an?|the)\s+(?:[\w-]+\s+){0,3}?[*_]{0,2}(?:[\w-]+\s+)?"
+    r"(judge|grader|evaluator|critic|reviewer|rater|scorer|assessor|verifier)\b", re.I)
+_GEN_IDENTITY = re.compile(
+    r"\byou are (?:an?|the)\s+(?:[\w-]+\s+){0,3}?[*_]{0,2}(?:[\w-]+\s+)?"
+    r"(generator|writer|refiner|reviser|rewriter|drafter|solver|answerer|responder|author)\b",
+    re.I)
+
+
+def _content_role(body: str, tmap: TextMap) -> RoleInfo | None:
+    """The role content states directly; the model's stated identity beats a task verb."""
+    ev_id = _first_direct(_EV_IDENTITY, body)
+    gen_id = _first_direct(_GEN_IDENTITY, body)
+    if ev_id is not None and gen_id is not None:
+        return RoleInfo(Role.UNKNOWN, [f"content names both: {_cue(ev_id, tmap)}, "
+                                       f"{_cue(gen_id, tmap)}"])
+    if gen_id is not None:
+        # "You are the Refiner ... address every point of the critique of the response".
+        return RoleInfo(Role.GENERATOR, [_cue(gen_id, tmap)])
+    evidence = [_cue(m, tmap) for m in (ev_id, _first_direct(_EV_TASK, body))
+                if m is not None]
     if not evidence:
-        return RoleInfo(Role.UNKNOWN, [])
-    for cue in _WEAK_CUES:
-        m = cue.search(body)
-        if m:
-            evidence.append(f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})")
+        return None
+    evidence += _weak_evidence(body, tmap)
     return RoleInfo(Role.EVALUATOR, evidence)
+
+
+def _first_direct(cue: re.Pattern[str], body: str) -> re.Match[str] | None:
+    return next((m for m in cue.finditer(body) if not _reported_speech(body, m.start())), None)
+
+
+def _cue(m: re.Match[str], tmap: TextMap) -> str:
+    return f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})"
+
+
+def _weak_evidence(body: str, tmap: TextMap) -> list[str]:
+    """Scale and rubric cues outside headings (a heading cannot support itself)."""
+    out: list[str] = []
+    for cue in _WEAK_CUES:
+        m = next((m for m in cue.finditer(body) if not _in_heading(body, m.start())), None)
+        if m:
+            out.append(_cue(m, tmap))
+    return out
+
+
+def _in_heading(body: str, offset: int) -> bool:
+    line_start = body.rfind("\n", 0, offset) + 1
+    return body.startswith("#", line_start) and bool(_HEADING.match(body, line_start))
+
+
+def _heading_role(facts: PromptFacts, body: str, tmap: TextMap) -> RoleInfo:
+    """Headings decide only with a supporting cue of the same side; otherwise unknown."""
+    roles = {s.role for s in facts.sections} - {Role.UNKNOWN.value}
+    if len(roles) > 1:
+        return RoleInfo(Role.UNKNOWN, ["headings name both a generator and an evaluator"])
+    if roles != {Role.EVALUATOR.value}:
+        return RoleInfo(Role.UNKNOWN, [])
+    sec = next(s for s in facts.sections if s.role == Role.EVALUATOR.value)
+    support = _weak_evidence(body, tmap)
+    if not support:
+        return RoleInfo(Role.UNKNOWN, [f"heading '{sec.title}' (line {sec.pos.line}) alone"])
+    return RoleInfo(Role.EVALUATOR, [f"heading '{sec.title}' (line {sec.pos.line})", *support])
+
+
+# A folder names the step its files belong to ("Refine/system.md", "judge/user.md"); project
+# areas ("evals/", "evaluation/", "generation/") do not, so their words are left out.
+_FOLDER_EVALUATOR = frozenset(
+    {"evaluator", "evaluate", "judge", "grader", "grade", "critic", "critique", "scorer",
+     "score", "reviewer", "verifier", "verify", "rater", "rate", "assess", "assessor"}
+)
+_FOLDER_GENERATOR = frozenset(
+    {"generator", "generate", "writer", "write", "draft", "drafter", "answerer", "solver",
+     "solve", "refine", "refiner", "implementer", "implement", "producer", "responder"}
+)
+
+
+def _folder_role(name: str) -> tuple[Role, str]:
+    tokens = name_tokens(name)
+    ev = [t for t in tokens if t in _FOLDER_EVALUATOR]
+    gen = [t for t in tokens if t in _FOLDER_GENERATOR]
+    if ev and not gen:
+        return Role.EVALUATOR, ev[0]
+    if gen and not ev:
+        return Role.GENERATOR, gen[0]
+    return Role.UNKNOWN, ""
 
 
 _REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "that", "then",
@@ -404,17 +533,6 @@ def _reported_speech(body: str, start: int) -> bool:
     """'a judge will score the answer' describes a judge; it does not instruct one."""
     before = body[max(0, start - 40):start].split()
     return bool(before) and before[-1].lower() in _REPORTED
-
-
-def _name_role(name: str) -> tuple[Role, str]:
-    tokens = name_tokens(name)
-    ev = [t for t in tokens if t in EVALUATOR_WORDS]
-    gen = [t for t in tokens if t in GENERATOR_WORDS]
-    if ev and not gen:
-        return Role.EVALUATOR, ev[0]
-    if gen and not ev:
-        return Role.GENERATOR, gen[0]
-    return Role.UNKNOWN, ""
 
 
 def _snippet(text: str) -> str:
