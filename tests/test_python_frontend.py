@@ -226,3 +226,9 @@ def test_ast_positions_agree_with_libcst_position_provider() -> None:
             assert exact[node][:2] == (line, col), (type(node).__name__, code[:40])
             checked += 1
     assert checked > 200
+
+
+def test_an_identifier_libcst_rejects_is_el901_not_a_crash(tmp_path: Path) -> None:
+    write_files(tmp_path, {"judge.py": "import anthropic\n\U00013460 = 1\n"})
+    [f] = lint_tree(tmp_path, PY_CODES).findings
+    assert (f.code, f.line) == ("EL901", 2)

@@ -119,6 +119,17 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
         where = pos_map(line, col)
         raise ParseError(f"Python syntax error: {msg}", where.line, where.column,
                          where.cell) from None
+    except cst.CSTValidationError as exc:  # the tokenizer and libcst disagree (identifiers)
+        line, col = 1, 0
+        try:
+            ast.parse(code)
+        except SyntaxError as err:
+            line, col = err.lineno or 1, max(0, (err.offset or 1) - 1)
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        where = pos_map(line, col)
+        raise ParseError(f"Python syntax error: {exc}", where.line, where.column,
+                         where.cell) from None
     except RecursionError:
         raise ParseError("too deeply nested to parse (recursion limit)") from None
     try:
