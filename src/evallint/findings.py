@@ -31,6 +31,7 @@ class Related:
     line: int
     column: int
     message: str
+    cell: int | None = None  # notebooks: the code cell, with line counted inside it
 
 
 @dataclass

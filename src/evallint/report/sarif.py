@@ -57,7 +57,8 @@ def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: b
             result["properties"] = {"cell": f.cell}
         if f.related:
             result["relatedLocations"] = [
-                {"id": i, "message": {"text": r.message}, "physicalLocation": {
+                {"id": i, "message": {"text": r.message if r.cell is None
+                                      else f"cell {r.cell}: {r.message}"}, "physicalLocation": {
                     "artifactLocation": {"uri": r.path, "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": r.line, "startColumn": r.column}}}
                 for i, r in enumerate(f.related)

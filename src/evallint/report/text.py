@@ -20,7 +20,8 @@ def render_text(findings: list[Finding], metas: dict[str, RuleMeta], verbose: bo
         sev = "" if f.severity is Severity.ERROR else f" ({f.severity.value})"
         lines.append(f"{location(f)}: {f.code} {f.message}{sev}")
         for r in f.related:
-            lines.append(f"    {r.path}:{r.line}:{r.column}: {r.message}")
+            where = f"cell {r.cell}:" if r.cell is not None else ""
+            lines.append(f"    {r.path}:{where}{r.line}:{r.column}: {r.message}")
         if verbose:
             for e in f.evidence:
                 lines.append(f"    evidence: {e}")
