@@ -35,8 +35,27 @@ def fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+# Commands that live in their own modules, imported only when used: `run` pulls in the
+# anthropic SDK (over a second of imports) that `check` never needs.
+_LAZY_COMMANDS = {"run": ("evallint.executor.cli", "run"), "lock": ("evallint.lockfile", "lock")}
+
+
 class _Group(click.Group):
-    """Turn any unexpected exception into a one-line message and exit 2."""
+    """Lazy subcommands; any unexpected exception becomes a one-line message and exit 2."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(_LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name in _LAZY_COMMANDS:
+            import importlib
+
+            module, attr = _LAZY_COMMANDS[cmd_name]
+            found = getattr(importlib.import_module(module), attr)
+            if isinstance(found, click.Command):
+                cmd = found
+        return cmd
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -251,20 +270,3 @@ def rules_markdown(metas: list[Any]) -> str:
                 m.why.strip(), "", "### Example", "", "```", m.example.strip("\n"), "```", "",
                 "### Use instead", "", "```", m.fix.strip("\n"), "```"]
     return "\n".join(out) + "\n"
-
-
-def _attach_optional_commands() -> None:
-    """Commands that live in their own modules (executor, lock) attach here."""
-    import importlib
-
-    for module, attr in (("evallint.executor.cli", "run"), ("evallint.lockfile", "lock")):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        main.add_command(getattr(mod, attr))
-
-
-_attach_optional_commands()
