@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,8 +42,8 @@ def _display(p: Path) -> str:
     return p.as_posix() if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
-def _git_files(folder: Path) -> list[Path] | None:
-    """Files git would consider under ``folder`` (tracked + untracked, not ignored)."""
+def _git_files(folder: Path) -> list[str] | None:
+    """Files git would consider under ``folder`` (tracked + untracked, not ignored), relative."""
     try:
         out = subprocess.run(
             ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others",
@@ -51,23 +52,35 @@ def _git_files(folder: Path) -> list[Path] | None:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return [folder / name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    return [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def _walk(folder: Path, exclude: list[str]) -> list[Path]:
+def _walk(folder: Path, exclude: set[str]) -> list[str]:
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames
                              if (d not in exclude and not d.startswith(".")) or d == ".claude")
+        rel_dir = os.path.relpath(dirpath, folder)
         for name in sorted(filenames):
-            found.append(Path(dirpath) / name)
+            found.append(name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/"))
     return found
 
 
+_GLOB_CHARS = frozenset("*?[/")
+
+
 def discover(paths: list[str], config: Config) -> list[FileTask]:
-    """Every file under ``paths`` that evallint has a front-end for, in a stable order."""
+    """Every file under ``paths`` that evallint has a front-end for, in a stable order.
+
+    Paths are joined as strings: on large trees ``Path.resolve``/``relpath`` per file cost
+    more than everything else discovery does.
+    """
     exclude = list(config.exclude or DEFAULT_EXCLUDE) + list(config.extend_exclude)
+    plain = {pat.rstrip("/") for pat in exclude if not (set(pat.rstrip("/")) & _GLOB_CHARS)}
+    patterned = [pat for pat in exclude if pat.rstrip("/") not in plain]
     templates = tuple(config.templates)
+    cwd = os.getcwd()
+    root_prefix = os.path.relpath(config.root, cwd).replace(os.sep, "/")
     tasks: dict[str, FileTask] = {}
     for arg in paths:
         p = Path(arg)
@@ -76,25 +89,33 @@ def discover(paths: list[str], config: Config) -> list[FileTask]:
         if p.is_file():
             kind = _kind(p, config, templates)
             if kind:
-                tasks.setdefault(str(p.resolve()), FileTask(_display(p), str(p.resolve()), kind))
+                abspath = os.path.abspath(p)
+                tasks.setdefault(abspath, FileTask(_display(p), abspath, kind))
             continue
-        candidates = _git_files(p) if config.respect_gitignore and _in_git(p) else None
-        if candidates is None:
-            candidates = _walk(p, exclude)
-        for f in candidates:
-            if f.suffix.lower() not in CANDIDATE_SUFFIXES:
+        base = _display(p)
+        base_abs = os.path.abspath(p)
+        names = _git_files(p) if config.respect_gitignore and _in_git(p) else None
+        if names is None:
+            names = _walk(p, plain)
+        for name in names:
+            dot = name.rfind(".")
+            if dot == -1 or name[dot:].lower() not in CANDIDATE_SUFFIXES:
                 continue
-            rel_root = config.root_relative(_display(f))
+            display = name if base == "." else posixpath.normpath(f"{base}/{name}")
+            rel_root = (display if root_prefix == "." else
+                        posixpath.relpath(display, root_prefix) if not display.startswith("/")
+                        else config.root_relative(display))
             parts = rel_root.split("/")
-            if any(globs.match(rel_root, pat) or pat in parts[:-1] for pat in exclude):
+            if plain.intersection(parts) or any(globs.match(rel_root, pat) for pat in patterned):
                 continue
             if config.include and not globs.match_any(rel_root, config.include):
                 continue
-            if not f.is_file():
+            abspath = os.path.join(base_abs, name)
+            if not os.path.isfile(abspath):
                 continue
-            kind = _kind(f, config, templates)
+            kind = _kind_of(Path(abspath), rel_root, templates)
             if kind:
-                tasks.setdefault(str(f.resolve()), FileTask(_display(f), str(f.resolve()), kind))
+                tasks.setdefault(abspath, FileTask(display, abspath, kind))
     return sorted(tasks.values(), key=lambda t: t.path)
 
 
@@ -111,7 +132,10 @@ def classify_path(p: Path, config: Config) -> str | None:
 
 
 def _kind(p: Path, config: Config, templates: tuple[str, ...]) -> str | None:
-    rel = config.root_relative(_display(p))
+    return _kind_of(p, config.root_relative(_display(p)), templates)
+
+
+def _kind_of(p: Path, rel: str, templates: tuple[str, ...]) -> str | None:
     head: str | None = None
     suffix = p.suffix.lower()
     if suffix in (".yaml", ".yml", ".md", ".markdown"):
