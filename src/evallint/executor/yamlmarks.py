@@ -1,16 +1,16 @@
 """YAML loading that remembers where each value came from, so spec errors can name a line.
 
-``yaml.safe_load`` forgets positions; composing the node graph keeps them. We build plain Python
-values from the nodes ourselves and keep a line for every key path.
+``yaml.safe_load`` forgets positions; the linter's loader (``frontends/marks.py``) keeps them.
+This adapts its positions to the executor's key-path lines and its errors to SpecError.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from evallint.executor.errors import SpecError
+from evallint.frontend import ParseError
+from evallint.frontends.marks import load_yaml
 
 KeyPath = tuple[str | int, ...]
 
@@ -37,50 +37,18 @@ class Located:
 
 
 def load_located(text: str, path: str) -> Located:
-    """Parse one YAML document with positions; YAML syntax errors become SpecError with a line."""
+    """Parse one YAML document with positions; YAML syntax errors become SpecError with a line.
+
+    The positions come from the linter's own position-aware loader, so the executor and the
+    lint read a spec the same way.
+    """
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = mark.line + 1 if mark is not None else None
-        raise SpecError(f"invalid YAML: {exc.problem or exc}", path, line) from None
-    except yaml.YAMLError as exc:
-        raise SpecError(f"invalid YAML: {exc}", path) from None
-    lines: dict[KeyPath, int] = {}
-    if node is None:
-        return Located(None, lines, path)
-    value = _build(node, (), lines, path)
-    return Located(value, lines, path)
-
-
-def _build(node: yaml.Node, at: KeyPath, lines: dict[KeyPath, int], path: str) -> Any:
-    lines.setdefault(at, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = _scalar(key_node, path)
-            if not isinstance(key, str | int | float | bool):
-                raise SpecError("mapping keys must be plain scalars", path,
-                                key_node.start_mark.line + 1)
-            skey = str(key)
-            if skey in out:
-                raise SpecError(f"duplicate key '{skey}'", path, key_node.start_mark.line + 1)
-            child: KeyPath = (*at, skey)
-            lines[child] = key_node.start_mark.line + 1
-            out[skey] = _build(value_node, child, lines, path)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(item, (*at, i), lines, path) for i, item in enumerate(node.value)]
-    return _scalar(node, path)
-
-
-def _scalar(node: yaml.Node, path: str) -> Any:
-    if not isinstance(node, yaml.ScalarNode):
-        raise SpecError("complex mapping keys are not supported", path, node.start_mark.line + 1)
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node, deep=True)
-    except yaml.constructor.ConstructorError as exc:
-        raise SpecError(f"invalid value: {exc.problem}", path, node.start_mark.line + 1) from None
-    finally:
-        loader.dispose()
+        doc = load_yaml(text)
+    except ParseError as exc:
+        raise SpecError(exc.message, path, exc.line) from None
+    if doc.duplicates:
+        where, pos = doc.duplicates[0]
+        raise SpecError(f"duplicate key '{where[-1]}'", path, pos.line)
+    lines: dict[KeyPath, int] = {k: p.line for k, p in doc.values.items()}
+    lines.update({k: p.line for k, p in doc.keys.items()})
+    return Located(doc.data, lines, path)

@@ -35,6 +35,8 @@ class Doc:
     values: dict[PathT, Pos] = field(default_factory=dict)
     body_lines: dict[PathT, int] = field(default_factory=dict)
     quoted: set[PathT] = field(default_factory=set)
+    # A key given twice in one mapping (YAML keeps the last silently): path and position.
+    duplicates: list[tuple[PathT, Pos]] = field(default_factory=list)
 
     def pos(self, *path: str | int) -> Pos | None:
         """The key position of ``path`` (else its value position), or the nearest parent's."""
@@ -106,10 +108,14 @@ def _walk(node: yaml.Node, at: PathT, doc: Doc, offset: int, seen: set[int]) -> 
         for i, item in enumerate(node.value):
             _walk(item, (*at, i), doc, offset, seen)
     elif isinstance(node, yaml.MappingNode):
+        names: set[str] = set()
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 continue
             sub = (*at, str(key_node.value))
+            if sub[-1] in names:
+                doc.duplicates.append((sub, _p(key_node.start_mark, offset)))
+            names.add(str(sub[-1]))
             doc.keys.setdefault(sub, _p(key_node.start_mark, offset))
             _walk(value_node, sub, doc, offset, seen)
     seen.discard(id(node))
