@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from evallint.config import Config
+from evallint.findings import Severity
 from evallint.frontends.python_front import module_name, parse_python
 from evallint.pyflow.analysis import Analysis
 from evallint.pyflow.ir import PythonFacts
@@ -140,12 +141,46 @@ def test_notebook_invalid_json_is_el901(tmp_path: Path) -> None:
     assert (f.code, f.line) == ("EL901", 2)
 
 
-def test_notebook_syntax_error_maps_to_the_cell(tmp_path: Path) -> None:
+def test_notebook_syntax_error_maps_to_the_cell_and_is_a_note(tmp_path: Path) -> None:
     nb = notebook(("code", "import anthropic\n"), ("markdown", "# x"),
                   ("code", "x = 1\ndef judge(:\n"))
     write_files(tmp_path, {"nb.ipynb": nb})
     [f] = lint_tree(tmp_path, PY_CODES).findings
-    assert (f.code, f.cell, f.line) == ("EL901", 2, 2)
+    assert (f.code, f.cell, f.line, f.severity) == ("EL901", 2, 2, Severity.NOTE)
+    assert f.message.startswith("cell 2 skipped: syntax error at line 2")
+
+
+def test_a_broken_cell_is_skipped_and_the_rest_analysed(tmp_path: Path) -> None:
+    cells = [NB_LOOP[0], ("code", "for x in y:\nprint(x)"), *NB_LOOP[1:]]
+    write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
+    found = [(f.code, f.cell, f.severity) for f in lint_tree(tmp_path, PY_CODES).findings]
+    assert found == [("EL901", 2, Severity.NOTE), ("EL201", 3, Severity.WARNING)]
+
+
+def test_a_cell_libcst_rejects_is_skipped_too(tmp_path: Path) -> None:
+    cells = [NB_LOOP[0], ("code", "\U00013460 = 1"), *NB_LOOP[1:]]
+    write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
+    found = [(f.code, f.cell, f.severity) for f in lint_tree(tmp_path, PY_CODES).findings]
+    assert found == [("EL901", 2, Severity.NOTE), ("EL201", 3, Severity.WARNING)]
+
+
+@pytest.mark.parametrize("line", [
+    "cd ..", "pip install -q anthropic", "load_ext autoreload", "anthropic.Anthropic?",
+    "rm -rf out/", "pip install \\\n    anthropic==0.40 \\\n    pandas",
+    "!curl http://x \\\n  -H 'a: b' \\\n  -d '{}'",
+])
+def test_automagic_lines_are_magics(tmp_path: Path, line: str) -> None:
+    cells = [("code", line), *NB_LOOP]
+    write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
+    found = [(f.code, f.cell) for f in lint_tree(tmp_path, PY_CODES).findings]
+    assert found == [("EL201", 3)]
+
+
+def test_a_magic_name_used_as_python_is_python() -> None:
+    code = "import anthropic\nenv = {\n    'a': 1,\n}\ntime = 3\ncd = env['a'] + time\n"
+    facts = facts_of("nb.ipynb", notebook(("code", code)))
+    assert facts.skipped_cells == ()
+    assert {"env", "time", "cd"} <= set(facts.constants)
 
 
 NB_LOOP = (
@@ -232,3 +267,20 @@ def test_an_identifier_libcst_rejects_is_el901_not_a_crash(tmp_path: Path) -> No
     write_files(tmp_path, {"judge.py": "import anthropic\n\U00013460 = 1\n"})
     [f] = lint_tree(tmp_path, PY_CODES).findings
     assert (f.code, f.line) == ("EL901", 2)
+
+
+def test_a_notebook_call_uses_the_definition_made_before_it(tmp_path: Path) -> None:
+    # cell 2 grades by exact match; cell 3 redefines grade() as an LLM judge: only the call
+    # after the redefinition reaches an evaluator
+    gen = ("code", "import anthropic\nclient = anthropic.Anthropic()\n"
+                   "out = client.messages.create(model='claude-sonnet-4-5', max_tokens=9,\n"
+                   "    messages=[{'role': 'user', 'content': 'q'}]).content[0].text\n")
+    exact = ("code", "def grade(output, gold):\n    return output == gold\n\nok = grade(out, 'a')")
+    judge = ("code", "def grade(output, gold):\n"
+                     "    return client.messages.create(model='claude-haiku-4-5', max_tokens=9,\n"
+                     "        system='You are a judge.',\n"
+                     "        messages=[{'role': 'user', 'content': output + gold}])\n\n"
+                     "ok = grade(out, 'a')")
+    write_files(tmp_path, {"nb.ipynb": notebook(gen, exact, judge)})
+    found = [(f.code, f.cell, f.line) for f in lint_tree(tmp_path, PY_CODES).findings]
+    assert found == [("EL201", 3, 6)]

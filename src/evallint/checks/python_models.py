@@ -31,9 +31,9 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
     """(evaluator, generator) call pairs that belong to one loop: linked by a flow from the
     generator's output to the evaluator's input, or made in the same file."""
     base_e = {c.origin.key: c for c in calls
-              if c.role is Role.EVALUATOR and not c.own_role and c.origin and c.model}
-    base_g = {c.origin.key: c for c in calls
-              if c.role is not Role.EVALUATOR and not c.own_role and c.origin and c.model}
+              if c.role is Role.EVALUATOR and not c.own_role and c.origin and (c.model or c.obj)}
+    base_g = {c.origin.key: c for c in calls if c.role is not Role.EVALUATOR
+              and not c.own_role and c.origin and (c.model or c.obj)}
     pairs: dict[tuple[object, object], None] = {}
     for x in calls:
         if x.role is not Role.EVALUATOR:
@@ -48,13 +48,17 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
         if ek in linked:
             continue
         for gk, g in base_g.items():
-            if g.path == e.path:
+            # unlinked calls of one file: a call of unknown role is no generator of this
+            # evaluator (a document analyser's other prompts), a named generator is
+            if g.path == e.path and g.role is Role.GENERATOR:
                 pairs[(ek, gk)] = None
     return [(base_e[ek], base_g[gk]) for ek, gk in pairs  # type: ignore[index,unused-ignore]
             if ek in base_e and gk in base_g]
 
 
 def _model(c: LLMCall) -> str:
+    if c.model is None:
+        return c.obj_what or "an unresolved model"
     how = f", {c.model_where}" if c.model_where else ""
     return f"`{c.model}`{how}"
 
@@ -65,22 +69,27 @@ def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
     families = ctx.params("EL302").get("families")
     seen: set[tuple[str, tuple[str, str, int] | None]] = set()
     for e, g in _pairs(result.calls):
-        assert e.model is not None and g.model is not None
         if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
             continue
         related = [rel(g.path, g.pos, f"the generator call ({_model(g)})")]
         ev = [f"evaluator: {x}" for x in e.evidence] + [f"generator: {x}" for x in g.evidence]
         key = e.origin.key if e.origin else None
-        if models.same_model(e.model, g.model):
+        same_obj = e.obj is not None and e.obj == g.obj
+        if same_obj or (e.model and g.model and models.same_model(e.model, g.model)):
             if ("EL301", key) in seen or not ctx.is_enabled("EL301"):
                 continue
             seen.add(("EL301", key))
-            yield ctx.finding(
-                "EL301", e.path, e.pos,
-                f"the evaluator call at {where(e.path, e.pos)} runs {_model(e)}, the same model "
-                f"as the generator call at {where(g.path, g.pos)} ({_model(g)})",
-                related=related, evidence=ev)
-        elif models.is_cheaper(e.model, g.model, families) is False:
+            if same_obj:
+                if e.obj_at is not None:
+                    related.append(rel(*e.obj_at, "the chat model object both calls use"))
+                msg = (f"the evaluator call at {where(e.path, e.pos)} and the generator call at "
+                       f"{where(g.path, g.pos)} use one chat model object, {e.obj_what}"
+                       + (f" (`{e.model}`)" if e.model else ""))
+            else:
+                msg = (f"the evaluator call at {where(e.path, e.pos)} runs {_model(e)}, the same "
+                       f"model as the generator call at {where(g.path, g.pos)} ({_model(g)})")
+            yield ctx.finding("EL301", e.path, e.pos, msg, related=related, evidence=ev)
+        elif e.model and g.model and models.is_cheaper(e.model, g.model, families) is False:
             if ("EL302", key) in seen or not ctx.is_enabled("EL302"):
                 continue
             seen.add(("EL302", key))

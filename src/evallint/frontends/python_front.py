@@ -20,7 +20,7 @@ from evallint.frontend import ParseError, frontend
 from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder, provider_spans
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.notebook import join_cells
+from evallint.pyflow.notebook import JoinedNotebook, join_cells
 from evallint.pyflow.positions import ast_positions, needs_analysis
 from evallint.source import SourceFile
 
@@ -29,6 +29,7 @@ from evallint.source import SourceFile
 PREFILTER_WORDS = (
     "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
+    "langchain",
 )
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w., \t]+))",
                       re.M)
@@ -90,6 +91,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
                         notebook=is_nb)
     code = source.text
     pos_map = _plain_pos
+    joined: JoinedNotebook | None = None
     if is_nb:
         joined = join_cells(source.text)
         facts.suppressions = joined.suppressions
@@ -103,35 +105,42 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
             if facts.imported:
                 facts.digest = _digest(code)
         return facts
+    skipped: list[tuple[Pos, str]] = []
+    tree = _ast_tree(code, joined, skipped)
+    if joined is not None:
+        code = joined.code
     facts.digest = _digest(code)
-    tree: ast.Module | None
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None  # libcst reports the error below, at Python's own position
     if tree is not None and not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)
+        facts.skipped_cells = tuple(skipped)
         return facts
-    try:
-        module = cst.parse_module(code)
-    except cst.ParserSyntaxError as exc:
-        line, col, msg = _syntax_error(code, exc)
-        where = pos_map(line, col)
-        raise ParseError(f"Python syntax error: {msg}", where.line, where.column,
-                         where.cell) from None
-    except cst.CSTValidationError as exc:  # the tokenizer and libcst disagree (identifiers)
-        line, col = 1, 0
+    while True:
         try:
-            ast.parse(code)
-        except SyntaxError as err:
-            line, col = err.lineno or 1, max(0, (err.offset or 1) - 1)
-        except (ValueError, RecursionError, MemoryError):
-            pass
+            module = cst.parse_module(code)
+            break
+        except cst.ParserSyntaxError as exc:
+            line, col, msg = _syntax_error(code, exc)
+        except cst.CSTValidationError as exc:  # the tokenizer and libcst disagree (identifiers)
+            line, col, msg = 1, 0, str(exc)
+            try:
+                ast.parse(code)
+            except SyntaxError as err:
+                line, col = err.lineno or 1, max(0, (err.offset or 1) - 1)
+            except (ValueError, RecursionError, MemoryError):
+                pass
+        except RecursionError:
+            raise ParseError("too deeply nested to parse (recursion limit)") from None
         where = pos_map(line, col)
-        raise ParseError(f"Python syntax error: {exc}", where.line, where.column,
-                         where.cell) from None
-    except RecursionError:
-        raise ParseError("too deeply nested to parse (recursion limit)") from None
+        if joined is None or where.cell is None or any(p.cell == where.cell for p, _ in skipped):
+            raise ParseError(f"Python syntax error: {msg}", where.line, where.column,
+                             where.cell) from None
+        skipped.append((where, msg))
+        joined.blank(where.cell)
+        code = joined.code
+        tree = _ast_tree(code, joined, skipped)
+        code = joined.code
+        facts.digest = _digest(code)
+    facts.skipped_cells = tuple(skipped)
     try:
         spans = ast_positions(module, tree, code) if tree is not None else None
         builder = Builder(module, spans if spans is not None else provider_spans(module),
@@ -143,7 +152,29 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.imports = builder.imports
     facts.constants = builder.constants
     facts.functions = builder.functions
+    facts.owners = builder.owners
     return facts
+
+
+def _ast_tree(code: str, joined: JoinedNotebook | None,
+              skipped: list[tuple[Pos, str]]) -> ast.Module | None:
+    """The ``ast`` tree of ``code``. In a notebook a cell that does not parse is left out
+    (IPython runs the others; a notebook is not a module) and recorded in ``skipped``; a
+    module's syntax error is left for libcst to report, at Python's own position."""
+    while True:
+        try:
+            return ast.parse(code)
+        except SyntaxError as err:
+            if joined is None:
+                return None
+            where = joined.pos(err.lineno or 1, max(0, (err.offset or 1) - 1))
+            if where.cell is None or any(p.cell == where.cell for p, _ in skipped):
+                return None
+            skipped.append((where, err.msg))
+            joined.blank(where.cell)
+            code = joined.code
+        except (ValueError, RecursionError, MemoryError):
+            return None
 
 
 def _syntax_error(code: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:

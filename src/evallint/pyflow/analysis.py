@@ -54,10 +54,21 @@ NON_CONTENT = {"model", "max_tokens", "max_completion_tokens", "temperature", "t
                "betas", "service_tier", "parallel_tool_calls", "api_key", "base_url",
                "max_retries", "num_retries", "user", "store", "text"}
 STRUCTURED = {"response_format", "output_format", "text_format"}
+# LangChain chat models: constructors (from a ``langchain*`` package), the methods that run
+# one, and the methods that return the same model with options bound
+CHAT_CLASSES = {"ChatOpenAI", "ChatAnthropic", "ChatOllama", "ChatGoogleGenerativeAI",
+                "AzureChatOpenAI", "ChatLiteLLM", "ChatVertexAI", "ChatBedrock",
+                "ChatBedrockConverse", "ChatMistralAI", "ChatGroq", "ChatDeepSeek",
+                "ChatFireworks", "ChatTogether", "ChatXAI", "ChatCohere", "init_chat_model"}
+CHAT_INVOKE = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch"}
+CHAT_BIND = {"with_structured_output", "bind_tools", "bind", "with_config", "with_retry",
+             "with_fallbacks"}
 METADATA_ATTRS = {"usage", "id", "model", "stop_reason", "finish_reason", "role", "type",
                   "created", "index", "input_tokens", "output_tokens", "stop_sequence",
                   "system_fingerprint", "object", "status"}
 THINK_ATTRS = {"thinking", "reasoning", "reasoning_content", "redacted_thinking"}
+# Keys of a judge's output that hold a number (reading one shows the judge gives a score).
+SCORE_KEYS = {"score", "scores", "rating", "ratings", "points"}
 PASS_KEYS = {"pass", "passed", "passes", "is_pass", "pass_", "passing", "success", "approved",
              "accept", "accepted", "is_correct", "correct", "ok"}
 CTX_TOKENS = {"steps", "intermediate", "trace", "scratchpad", "trajectory", "transcript",
@@ -87,7 +98,16 @@ _REASONING_MODEL = re.compile(r"(?:^|/)(?:o1|o3|o4)(?:-|$)|deepseek-r1|reasoner|
                               re.IGNORECASE)
 _THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
 _ANSWER_PATTERN = re.compile(r"answer|final|result|output|</think|####", re.IGNORECASE)
+RE_MATCH_FUNCS = {"re.search", "re.match", "re.findall", "re.fullmatch", "re.finditer",
+                  "regex.search", "regex.match", "regex.findall", "regex.fullmatch"}
+RE_MATCH_METHODS = {"search", "match", "findall", "fullmatch", "finditer"}
+_PATTERN_NAME = re.compile(r"pattern|regex|_re$|^re_|_rx$|^rx_|^pat_|_pat$", re.IGNORECASE)
+# Patterns that capture free-form text: ``.*``, ``\S+``, ``[^}]*``, ``[\s\S]*``
+_FREEFORM = re.compile(r"(?<!\\)\.[*+{]|\\[SWw][*+{]|\[\^[^\]]*\][*+{]|\[\\[sSdDwW]\\[sSdDwW]\]")
 _PATHLIKE = re.compile(r"^[\w./-]{1,120}$")
+
+# A value made from a text that asks for a numeric score (see ``Val.scored``).
+SCORE_ASKED = L("scoreq")
 
 DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
                    "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
@@ -131,6 +151,9 @@ class LLMCall:
     inputs_from: tuple[Origin, ...]  # generator outputs reaching its input
     own_role: bool = False  # the callee has a role of its own (generate(), judge())
     origin: Origin | None = None
+    obj: tuple[str, str, int] | None = None  # the chat model object called (its constructor)
+    obj_what: str = ""
+    obj_at: tuple[str, Pos] | None = None
 
 
 @dataclass
@@ -193,6 +216,12 @@ class Analysis:
         self.relevant = self._relevant()
         self.skipped = [f for f in facts if not f.analyzed and f.imported]
         self.load = load
+        # evaluator calls (origin keys) whose output carries a numeric score: the prompt asks
+        # for one, the structured-output class has a score field, or the code reads one
+        self.scored: set[tuple[str, str, int]] = set()
+        # chat model objects (constructor or binding call key) -> (model, where it came from)
+        self.chats: dict[tuple[str, str, int], tuple[str | None, str]] = {}
+        self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         self.result = Result()
 
     # ------------------------------------------------------------------ relevance
@@ -253,6 +282,65 @@ class Analysis:
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
         self.relevant = self._relevant() | {f.path for f in loaded}
         return True
+
+    def static_chat(self, mod: Module, name: str, depth: int = 0) -> frozenset[L]:
+        """Chat model labels of a module-level name or ``Class.attr`` (``llm = ChatOpenAI(...)``,
+        ``chain = prompt | llm``, ``from setup import llm``), without interpreting the module."""
+        key = (mod.path, name)
+        hit = self._static_chats.get(key)
+        if hit is not None:
+            return hit
+        self._static_chats[key] = frozenset()  # cycles
+        out: frozenset[L] = frozenset()
+        val = mod.facts.constants.get(name)
+        if depth < 8 and val is not None:
+            fn = mod.facts.functions.get(mod.facts.owners.get(name, ""))
+            out = self.static_chat_val(mod, fn, val, depth + 1)
+        elif depth < 8 and name in mod.facts.imports:
+            found = self.tables.constant(mod.facts.imports[name], mod.path)
+            if found is not None:
+                out = self.static_chat(found[0], found[1], depth + 1)
+        self._static_chats[key] = out
+        return out
+
+    def static_chat_val(self, mod: Module, fn: FunctionIR | None, val: Val,
+                        depth: int) -> frozenset[L]:
+        out: set[L] = set()
+        for n in val.names:
+            out |= self.static_chat(mod, n.split(".")[0], depth)
+        if fn is None:
+            return frozenset(out)
+        for cid in val.calls:
+            if cid >= len(fn.calls):
+                continue
+            c = fn.calls[cid]
+            short = c.func.rsplit(".", 1)[-1]
+            root = c.func.split(".")[0]
+            target = mod.facts.imports.get(root, "")
+            qual = f"{target}{c.func[len(root):]}" if target else ""
+            if qual and _chat_ctor(qual):
+                interp = Interp(self, mod, fn, report=False)
+                out |= interp.chat_object(c, mod, fn, lambda v: self.resolve_ref(
+                    v.ref if v is not None else None, mod, None))
+            elif short in CHAT_BIND:
+                base = c.func.rsplit(".", 1)[0]
+                inner = (self.static_chat_val(mod, fn, c.recv, depth + 1)
+                         if c.recv is not None else
+                         self.static_chat(mod, base.split(".")[0], depth + 1))
+                chats = [lb for lb in inner if lb.kind == "chat"]
+                if chats:
+                    out |= Interp(self, mod, fn, report=False).chat_bound(c, chats, mod, fn)
+        return frozenset(out)
+
+    def chat_schema_scored(self, mod: Module, vals: tuple[Val, ...]) -> bool:
+        consts = mod.facts.constants
+        for v in vals:
+            for n in v.names:
+                prefix = n + "."
+                if any(k.startswith(prefix) and set(name_tokens(k[len(prefix):])) & SCORE_KEYS
+                       for k in consts):
+                    return True
+        return False
 
     def summary(self, mod: Module, fn: FunctionIR) -> Summary:
         return self.summaries.get((mod.path, fn.name)) or Summary()
@@ -392,7 +480,11 @@ class Interp:
         self.loop_stack: list[int] = []
         self.loop_roles: dict[int, tuple[list[Pos], list[Pos]]] = {}
         self.refinement: set[int] = set()
-        self.opens: list[tuple[CallIR, tuple[int, ...], bool]] = []
+        # files opened (by call id): the loops around the open and the names those loops bind
+        self.opens: dict[int, tuple[CallIR, tuple[int, ...], frozenset[str]]] = {}
+        self.handles: dict[str, int] = {}  # file objects (and writers over them) -> open id
+        self.writes: set[tuple[int, tuple[int, ...]]] = set()  # (open id, loops at the write)
+        self.loop_objs: dict[int, Loop] = {}
         self.parses: dict[Origin | None, list[tuple[CallIR, L]]] = {}
         self.summary = Summary(pos=fn.pos)
         prev = an.summaries.get((mod.path, fn.name))
@@ -452,6 +544,8 @@ class Interp:
         self.cur = step.pos
         if isinstance(step, Assign):
             value = self.eval(step.value)
+            if self.opens or self.handles:
+                self.note_handles(step)
             ref = self.local_ref(step.value.ref)
             for t in step.targets:
                 if step.aug or step.weak:
@@ -484,12 +578,40 @@ class Interp:
         elif isinstance(step, Exit):
             pass
 
+    def note_open(self, c: CallIR) -> None:
+        bound: set[str] = set()
+        for lid in self.loop_stack:
+            bound |= _bound_names(self.loop_objs[lid])
+        self.opens[c.id] = (c, tuple(self.loop_stack), frozenset(bound))
+
+    def note_handles(self, step: Assign) -> None:
+        """``with open(p, "w") as fh``, ``writer = csv.writer(fh)``: names that write to a file."""
+        for cid in step.value.calls:
+            idx: int | None = cid if cid in self.opens else None
+            if idx is None and cid < len(self.fn.calls):
+                idx = self.handle_of(self.fn.calls[cid])
+            if idx is not None:
+                for t in step.targets:
+                    self.handles[t] = idx
+
+    def handle_of(self, c: CallIR) -> int | None:
+        """The open file a call writes to or wraps: ``fh.write(...)``, ``json.dump(x, fh)``."""
+        root = c.func.split(".")[0] if "." in c.func else ""
+        if root in self.handles:
+            return self.handles[root]
+        for v in (*c.args, *(v for _, v in c.kwargs)):
+            for n in v.names:
+                if n in self.handles:
+                    return self.handles[n]
+        return None
+
     def _drop_children(self, target: str) -> None:
         prefix = target + "."
         for k in [k for k in self.labels if k.startswith(prefix)]:
             del self.labels[k]
 
     def loop(self, loop: Loop) -> None:
+        self.loop_objs[loop.id] = loop
         self.loop_stack.append(loop.id)
         self.loop_roles.setdefault(loop.id, ([], []))
         entry = self.snapshot()
@@ -566,6 +688,8 @@ class Interp:
             out |= self.read(n)
         for c in val.calls:
             out |= self.call(c)
+        if val.scored:
+            out.add(SCORE_ASKED)
         for s in val.strings:
             if _JUDGE_TEXT.search(s):
                 o = Origin(self.path, self.cur, "an evaluator prompt text",
@@ -590,8 +714,12 @@ class Interp:
             ctx = self.genctx_globals.get(parts[0])
             if ctx is not None:
                 out.add(ctx)
+            if self.an.chats:
+                out |= self.an.static_chat(self.mod, parts[0])
         else:
             out |= self.access(labels, rest)
+            if self.an.chats and len(parts) > 1 and parts[0] in ("self", "cls") and self.fn.cls:
+                out |= self.an.static_chat(self.mod, f"{self.fn.cls}.{parts[1]}")
         if self.is_rubric_name(path):
             o = Origin(self.path, self.cur, f"`{path}`", (self.path, self.fn.name, -1))
             out.add(L("rubric", o, name=path))
@@ -611,6 +739,9 @@ class Interp:
                 out.add(L(lb.kind, lb.origin, lb.idx, True, lb.name))
                 continue
             out.add(lb)
+            if lb.kind == "judge" and lb.origin is not None and {
+                    t for r in low for t in name_tokens(r)} & SCORE_KEYS:
+                self.an.scored.update(_chain_keys(lb.origin))
             if lb.kind == "judge" and set(low) & PASS_KEYS:
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out
@@ -625,11 +756,12 @@ class Interp:
                 found = self.an.tables.constant(imp, self.path)
                 if found is not None:
                     val = found[0].facts.constants[found[1]]
+        out: set[L] = {SCORE_ASKED} if val is not None and val.scored else set()
         if val is not None and val.text is not None and _JUDGE_TEXT.search(val.text):
             o = Origin(self.path, self.cur, f"`{root}` (an evaluator prompt)",
                        (self.path, self.fn.name, -1))
-            return {L("rubric", o, name=root)}
-        return set()
+            out.add(L("rubric", o, name=root))
+        return out
 
     @staticmethod
     @lru_cache(maxsize=65536)
@@ -650,6 +782,10 @@ class Interp:
         recv = self.eval(c.recv) if c.recv is not None else frozenset()
         self.cur = saved
         self.call_loops[cid] = tuple(self.loop_stack)
+        if self.handles:
+            h = self.handle_of(c)
+            if h is not None:
+                self.writes.add((h, tuple(self.loop_stack)))
         out = self.dispatch(c, args, kws, recv)
         self.call_out[cid] = out
         return out
@@ -670,10 +806,23 @@ class Interp:
                 self.mod.facts.functions:
             name = f"{self.fn.name}.{func}" if f"{self.fn.name}.{root}" in \
                 self.mod.facts.functions else func
+            if self.fn.name == "<module>" and not rest and f"{name}#1" in self.mod.facts.functions:
+                name = self.definition_at(name)
             return "fn", f"{self.mod.name}.{name}"
         if root in self.mod.facts.constants:
             return "method", func
         return "builtin", func
+
+    def definition_at(self, name: str) -> str:
+        """A function defined more than once (a notebook redefines ``grade()`` in a later
+        cell): module-level code calls the definition made last before the call."""
+        funcs = self.mod.facts.functions
+        versions = [name] + [f"{name}#{i}" for i in range(1, 64) if f"{name}#{i}" in funcs]
+        here = (self.cur.cell or 0, self.cur.line)
+        before = [v for v in versions if (funcs[v].pos.cell or 0, funcs[v].pos.line) <= here]
+        if not before:
+            return name
+        return max(before, key=lambda v: (funcs[v].pos.cell or 0, funcs[v].pos.line))
 
     def imports_sdk(self) -> bool:
         return any(v.split(".")[0] in LLM_SDKS for v in self.mod.facts.imports.values())
@@ -701,6 +850,8 @@ class Interp:
         sdk = self.sdk_kind(c, kind, name)
         if sdk is not None:
             return self.sdk_call(c, sdk, args, kws)
+        if kind == "ext" and _chat_ctor(name):
+            return self.chat_object(c, self.mod, self.fn, self.model_of_val)
         if self.an.is_extractor(c.func):
             return sanitize(frozenset().union(recv, *args, *kws.values()))
         if kind in ("fn", "ext"):
@@ -713,15 +864,19 @@ class Interp:
             return sanitize(everything)
         if kind == "method":
             return self.method_call(c, short, args, kws, recv)
+        if self.an.chats and short in CHAT_INVOKE | CHAT_BIND and "." in c.func and any(
+                lb.kind == "chat" for lb in self.read(c.func.rsplit(".", 1)[0])):
+            return self.method_call(c, short, args, kws, recv)  # self.llm, an imported llm
         full = name if kind == "ext" else c.func
         if full in ("re.sub", "re.subn", "regex.sub") and c.args and c.args[0].text and \
                 _THINK_PATTERN.search(c.args[0].text):
             return sanitize(everything)
-        if full in ("re.search", "re.match", "re.findall", "re.fullmatch", "re.finditer") and \
-                c.args and c.args[0].text and _ANSWER_PATTERN.search(c.args[0].text):
-            return sanitize(everything)
+        if full in RE_MATCH_FUNCS and c.args:
+            if c.args[0].text and _ANSWER_PATTERN.search(c.args[0].text):
+                everything = sanitize(everything)
+            return self.regex_checked(self.regex_text(c.args[0]), everything)
         if (kind == "builtin" and short == "open") or full in ("io.open", "codecs.open"):
-            self.opens.append((c, tuple(self.loop_stack), False))
+            self.note_open(c)
         if full in PARSE_CALLS or (kind == "builtin" and short in ("int", "float")):
             self.note_parse(c, args[0] if args else frozenset())
         if short in QUIET_CALLS and kind in ("builtin", "ext"):
@@ -749,6 +904,11 @@ class Interp:
         if not base.startswith("<expr>") and base:
             recv = recv | self.read(base)
         allargs = frozenset().union(*args, *kws.values())
+        chats = [lb for lb in recv if lb.kind == "chat"]
+        if chats and short in CHAT_INVOKE:
+            return self.chat_call(c, chats, args, kws)
+        if chats and short in CHAT_BIND:
+            return self.chat_bound(c, chats, self.mod, self.fn)
         if short in ("append", "extend", "insert", "add", "update", "appendleft", "put"):
             if base and not base.startswith("<expr>"):
                 self.labels[base] = self.labels.get(base, frozenset()) | allargs
@@ -763,11 +923,15 @@ class Interp:
                 self.template_sink(c, args, kws)
             return recv | allargs
         if short == "open" and ((c.args and c.args[0].text) or c.kw("mode")):
-            self.opens.append((c, tuple(self.loop_stack), True))
+            self.note_open(c)
         if short in ("write_text",):
-            self.opens.append((c, tuple(self.loop_stack), True))
+            self.note_open(c)
         if short in ("loads", "literal_eval"):
             self.note_parse(c, args[0] if args else frozenset())
+        if short in RE_MATCH_METHODS and c.recv is None and base and c.args:
+            text = self.regex_text(Val(names=(base,)))
+            if text is not None or _PATTERN_NAME.search(base.rsplit(".", 1)[-1]):
+                return self.regex_checked(text, allargs)
         loaded = self.loader_labels(c)
         if short in ("group", "groups") and c.recv is not None:
             return recv
@@ -801,6 +965,8 @@ class Interp:
         model, model_where = self.model_of_val(model_val)
         reasoning = self.reasoning_evidence(c, model, system_val, prompt_vals)
         structured = bool(STRUCTURED & {k for k, _ in c.kwargs}) or c.func.endswith(".parse")
+        schema_scored = role is Role.EVALUATOR and self.schema_scored(
+            [v for k, v in c.kwargs if k in STRUCTURED])
         if role is not Role.EVALUATOR:
             self.mark_genctx(c, system_val, c.kw("messages"), role)
         self.summary.n_llm += 1
@@ -818,10 +984,86 @@ class Interp:
         tools = (tuple(tv.tool_names) + self.const_tools(tv)) if tv is not None else ()
         origin = Origin(self.path, c.pos, f"`{c.func}()`", (self.path, self.fn.name, c.id),
                         reasoning)
+        if schema_scored:
+            self.an.scored.add(origin.key)
         self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
                        own_role=False)
         if c.func.endswith("batches.create"):
             return frozenset()
+        if role is Role.EVALUATOR:
+            return frozenset({L("judge", origin, flag=structured)})
+        return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+    def schema_scored(self, vals: list[Val]) -> bool:
+        """Does a structured-output class (``response_format=Verdict``) have a score field?
+        Class attributes with a value (``score: int = Field(...)``) are module constants."""
+        consts = self.mod.facts.constants
+        for v in vals:
+            for n in v.names:
+                prefix = n + "."
+                if any(k.startswith(prefix) and set(name_tokens(k[len(prefix):])) & SCORE_KEYS
+                       for k in consts):
+                    return True
+        return False
+
+    def chat_object(self, c: CallIR, mod: Module, fn: FunctionIR,
+                    model_of: Callable[[Val | None], tuple[str | None, str]]) -> frozenset[L]:
+        """A chat model constructor: ``ChatOpenAI(model=...)``, ``init_chat_model("...")``."""
+        key = (mod.path, fn.name, c.id)
+        if key not in self.an.chats:
+            val = c.kw("model") or c.kw("model_name") or (c.args[0] if c.args else None)
+            found = self.an.resolve_ref(val.ref, mod, fn.cls) if val is not None else (None, "")
+            self.an.chats[key] = found if found[0] is not None else model_of(val)
+        what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
+        return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
+
+    def chat_bound(self, c: CallIR, chats: list[L], mod: Module, fn: FunctionIR
+                   ) -> frozenset[L]:
+        """``llm.with_structured_output(Verdict)``, ``llm.bind_tools(...)``: the same model."""
+        structured = c.func.endswith("with_structured_output")
+        key = (mod.path, fn.name, c.id)
+        out: set[L] = set()
+        for lb in chats:
+            assert lb.origin is not None
+            self.an.chats.setdefault(key, self.an.chats.get(lb.origin.key, (None, "")))
+            if structured and self.an.chat_schema_scored(mod, c.args[:1]):
+                self.an.scored.add(key)
+            o = Origin(mod.path, c.pos, lb.origin.what, key, (), lb.origin)
+            out.add(L("chat", o, flag=lb.flag or structured))
+        return frozenset(out)
+
+    def chat_call(self, c: CallIR, chats: list[L], args: list[frozenset[L]],
+                  kws: dict[str, frozenset[L]]) -> frozenset[L]:
+        """``llm.invoke(messages)`` (also through a bound or structured-output model)."""
+        chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
+        assert chat.origin is not None
+        model, model_where = self.an.chats.get(chat.origin.key, (None, ""))
+        ctor = chat.origin
+        while ctor.inner is not None:
+            ctor = ctor.inner
+        base = c.func.rsplit(".", 1)[0]
+        obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
+        prompt_vals = [*c.args, *(v for k, v in c.kwargs if k == "input")]
+        role, evidence = self.role_of(c, None, obj, None, prompt_vals)
+        inputs = {f"#{i}": a for i, a in enumerate(args)}
+        inputs.update({k: v for k, v in kws.items() if k not in NON_CONTENT and k != "config"})
+        for labels in inputs.values():
+            self.note_slots(labels, "prompt", role)
+        structured = any(lb.flag for lb in chats)
+        reasoning = self.reasoning_evidence(c, model, None, prompt_vals)
+        self.summary.n_llm += 1
+        self.summary.structured = self.summary.structured or structured
+        if reasoning:
+            self.summary.reasoning = tuple(dict.fromkeys(self.summary.reasoning + reasoning))
+        if model is not None:
+            self.summary.model.fixed = model
+            self.summary.model.fixed_where = model_where
+        origin = Origin(self.path, c.pos, f"`{c.func}()`", (self.path, self.fn.name, c.id),
+                        reasoning, chat.origin if chat.origin is not ctor else None)
+        if role is Role.EVALUATOR and any(k in self.an.scored for k in _chain_keys(chat.origin)):
+            self.an.scored.add(origin.key)
+        self.effective(c, c.func, role, evidence, inputs, model, model_where, (), origin,
+                       own_role=False, obj=ctor)
         if role is Role.EVALUATOR:
             return frozenset({L("judge", origin, flag=structured)})
         return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
@@ -1101,10 +1343,13 @@ class Interp:
     def effective(self, c: CallIR, callee: str, role: Role, evidence: tuple[str, ...],
                   inputs: dict[str, frozenset[L]], model: str | None, model_where: str,
                   tools: tuple[str, ...], origin: Origin, own_role: bool,
-                  sinks_only: bool = False) -> None:
+                  sinks_only: bool = False,
+                  obj: Origin | None = None) -> None:
         """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
         r = "evaluator" if role is Role.EVALUATOR else "generator"
         self.called.add(r)
+        if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):
+            self.an.scored.add(origin.key)
         for lid in self.loop_stack:
             gen, ev = self.loop_roles[lid]
             (ev if role is Role.EVALUATOR else gen).append(c.pos)
@@ -1115,7 +1360,9 @@ class Interp:
             model_pos = c.pos
             self.an.result.calls.append(LLMCall(
                 self.path, self.fn.name, c.pos, callee, role, evidence, model, model_where,
-                model_pos, tools, reach, own_role, origin))
+                model_pos, tools, reach, own_role, origin, obj.key if obj else None,
+                f"{obj.what} ({where(obj.path, obj.pos)})" if obj else "",
+                (obj.path, obj.pos) if obj else None))
 
     # ------------------------------------------------------------------ sinks
 
@@ -1206,17 +1453,50 @@ class Interp:
         if not self.report or test.compares:
             return
         for lb in labels:
-            if lb.kind == "pass":
+            # a binary judge (is_correct, no score) decides by design: only a judge that also
+            # gives a score should have its pass computed from that score
+            if lb.kind == "pass" and lb.origin is not None and (
+                    self.an.scored & set(_chain_keys(lb.origin))):
                 o = lb.origin
-                rel = ((o.path, o.pos, "the evaluator's output comes from here"),) if o else ()
+                rel = ((o.path, o.pos, "the evaluator's output comes from here"),)
                 self.an.result.events.append(Event(
                     "EL503", self.path, pos,
-                    f"pass/fail is taken from the evaluator's own `{lb.name}` field "
-                    f"(evaluator at {where(o.path, o.pos) if o else '?'}); compute it in code "
-                    "as score >= threshold", rel))
+                    f"pass/fail is taken from the evaluator's own `{lb.name}` field although "
+                    f"the evaluator (at {where(o.path, o.pos)}) also gives a score; compute "
+                    "pass in code as score >= threshold", rel))
                 return
 
+    def regex_text(self, v: Val) -> str | None:
+        """The pattern of a regex call: a literal, a module constant or ``re.compile("…")``."""
+        if v.text is not None:
+            return v.text
+        module = self.mod.facts.functions.get("<module>")
+        for n in v.names:
+            const = self.mod.facts.constants.get(n)
+            if const is None:
+                continue
+            if const.text is not None:
+                return const.text
+            for cid in const.calls:
+                if module is not None and cid < len(module.calls):
+                    call = module.calls[cid]
+                    if call.func.endswith("compile") and call.args and call.args[0].text:
+                        return call.args[0].text
+        return None
+
+    @staticmethod
+    def regex_checked(pattern: str | None, labels: frozenset[L]) -> frozenset[L]:
+        """A regex match over judge output: what it captures has the pattern's shape (a
+        number, a fixed word), so parsing it is validated, unless the pattern captures
+        free-form text (``{.*}``) or is unknown."""
+        if pattern is None or _FREEFORM.search(pattern):
+            return labels
+        return frozenset(L(lb.kind, lb.origin, lb.idx, True, lb.name) if lb.kind == "judge"
+                         else lb for lb in labels)
+
     def note_parse(self, c: CallIR, labels: frozenset[L]) -> None:
+        if c.args and c.args[0].boolean:
+            return  # int(a == b): a bool, nothing is parsed
         for lb in labels:
             if lb.kind == "judge" and not lb.flag:
                 self.parses.setdefault(lb.origin, []).append((c, lb))
@@ -1253,7 +1533,7 @@ class Interp:
                 f" is parsed with `{c.func}()` without error handling or validation", rel))
         has_eval = any(lc.path == self.path and lc.role is Role.EVALUATOR
                        for lc in self.an.result.calls)
-        for c, loops, _method in self.opens:
+        for cid, (c, loops, bound) in self.opens.items():
             mode = c.args[1].text if len(c.args) > 1 else None
             mv = c.kw("mode")
             if mv is not None:
@@ -1262,18 +1542,45 @@ class Interp:
                 mode = "w"
             if not mode or not mode.startswith("w"):
                 continue
-            in_refine = any(lid in self.refinement for lid in loops)
             target = c.recv if c.recv is not None else (c.args[0] if c.args else Val())
-            names = " ".join((*target.strings, *target.names, c.func))
+            parts = [*target.strings, *target.names, c.func]
+            for tc in target.calls:  # Path("results.jsonl").open("w")
+                if tc < len(self.fn.calls):
+                    parts += [x for v in self.fn.calls[tc].args for x in (*v.strings, *v.names)]
+            names = " ".join(parts)
             tokens = set(name_tokens(names))
             resultish = bool(tokens & {"result", "results", "records", "runs", "scores",
                                        "jsonl", "attempts", "evals"}) or ".jsonl" in names
-            if in_refine or (resultish and has_eval):
-                why = "inside the refinement loop" if in_refine else "for a results file"
+            # a path made from what the loop binds (f"out/{case_id}.json") is one file per case
+            fixed = not {n.split(".")[0] for n in target.names} & bound
+            llm_loops = [lid for lid in loops if any(self.loop_roles.get(lid, ((), ())))]
+            msg = ""
+            if fixed and any(lid in self.refinement for lid in loops):
+                lid = next(lid for lid in loops if lid in self.refinement)
+                msg = (f"file opened with mode \"{mode}\" inside the refinement loop at "
+                       f"{where(self.path, self.loop_objs[lid].pos)}: every attempt truncates "
+                       "what the attempts before it wrote")
+            elif fixed and resultish and llm_loops:
+                msg = (f"results file opened with mode \"{mode}\" inside the per-case loop at "
+                       f"{where(self.path, self.loop_objs[llm_loops[-1]].pos)}: every case "
+                       "truncates the records of the cases before it")
+            else:
+                for h, wloops in sorted(self.writes):
+                    inner = wloops[len(loops):] if wloops[:len(loops)] == loops else ()
+                    if h != cid or not inner:
+                        continue
+                    judged = any(self.loop_roles.get(lid, ((), ()))[1] for lid in inner)
+                    if (resultish and has_eval) or judged:
+                        msg = (f"results file opened with mode \"{mode}\" and written record "
+                               "by record in the loop at "
+                               f"{where(self.path, self.loop_objs[inner[0]].pos)}: a rerun "
+                               "truncates the records of the last run, and an interrupted run "
+                               "cannot resume")
+                        break
+            if msg:
                 self.an.result.events.append(Event(
                     "EL505", self.path, c.pos,
-                    f"file opened with mode \"{mode}\" {why}: every run (or attempt) truncates "
-                    "the records so far; open it with \"a\" and append"))
+                    msg + "; open it with \"a\", append each record and flush"))
 
 
 @lru_cache(maxsize=65536)
@@ -1281,10 +1588,19 @@ def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(_name_tokens(name))
 
 
+def _chat_ctor(qualified: str) -> bool:
+    """``langchain_openai.ChatOpenAI``, ``langchain.chat_models.init_chat_model``."""
+    return qualified.split(".")[0].startswith("langchain") and (
+        qualified.rsplit(".", 1)[-1] in CHAT_CLASSES)
+
+
 def _has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure)"""
     for fn in facts.functions.values():
         for c in fn.calls:
+            root = c.func.split(".")[0]
+            if _chat_ctor(f"{facts.imports.get(root, '')}{c.func[len(root):]}"):
+                return True
             dotted = "." + c.func
             if dotted.endswith(_SDK_SUFFIXES):
                 return True
@@ -1296,6 +1612,32 @@ def _has_sdk_call(facts: PythonFacts) -> bool:
 
 
 _SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
+
+
+def _bound_names(loop: Loop) -> set[str]:
+    """Names a loop binds on each iteration: its targets and what its body assigns."""
+    out = {t.split(".")[0] for t in loop.targets}
+    stack: list[Step] = list(loop.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, Assign):
+            out.update(t.split(".")[0] for t in st.targets)
+        elif isinstance(st, If):
+            stack.extend(st.body)
+            stack.extend(st.orelse)
+        elif isinstance(st, Loop):
+            out.update(t.split(".")[0] for t in st.targets)
+            stack.extend(st.body)
+    return out
+
+
+def _chain_keys(o: Origin | None) -> list[tuple[str, str, int]]:
+    """The call keys of an origin and of the helper calls inside it."""
+    keys = []
+    while o is not None:
+        keys.append(o.key)
+        o = o.inner
+    return keys
 
 
 def sanitize(labels: Iterable[L]) -> frozenset[L]:

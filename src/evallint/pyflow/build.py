@@ -4,8 +4,9 @@ single ``PositionProvider`` resolution on a wrapper that skips the deep copy."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -36,6 +37,15 @@ _VALIDATE_CALLS = {"isinstance", "parse_obj", "parse_raw", "TypeAdapter", "clamp
 
 PosMap = Callable[[int, int], Pos]
 
+# A prompt's output contract asking for a number: "score from 1 to 10", "rate it 1-10",
+# "on a scale of 1 to 5", ``"score": <0-1>``, ``<score>``, "[[rating]]".
+SCORE_TEXT = re.compile(
+    r"\b(?:score|rating|rate|grade)\b[^.\n]{0,80}?(?:\d+(?:\.\d+)?\s*(?:-|–|to|and)\s*\d+|"
+    r"out of \d+|/\s*\d+\b)|\bscale (?:of|from) \d|[\"']score[\"']\s*:|<score>|\[\[rating\]\]"
+    r"|\bnumeric(?:al)? score\b|\b(?:integer|float|number) score\b",
+    re.IGNORECASE,
+)
+
 
 def merge(vals: Sequence[Val]) -> Val:
     """The value of an expression made of several parts (no longer a literal or a simple ref)."""
@@ -45,13 +55,13 @@ def merge(vals: Sequence[Val]) -> Val:
     if len(vals) == 1:
         v = vals[0]
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
-                   False, v.chained)
+                   False, v.chained, v.scored)
     names: list[str] = []
     calls: list[int] = []
     strings: list[str] = []
     tools: list[str] = []
     compares: list[Val] = []
-    chained = False
+    chained = scored = False
     for v in vals:
         names.extend(v.names)
         calls.extend(v.calls)
@@ -59,12 +69,19 @@ def merge(vals: Sequence[Val]) -> Val:
         tools.extend(v.tool_names)
         compares.extend(v.compares)
         chained = chained or v.chained
+        scored = scored or v.scored
     return Val(tuple(names), tuple(calls), None, tuple(strings[:MAX_STRINGS]), tuple(tools),
-               None, tuple(compares), False, chained)
+               None, tuple(compares), False, chained, scored)
+
+
+def asks_score(text: str) -> bool:
+    """Does this text ask for a numeric score? (the whole constant, not the truncated one)"""
+    return bool(SCORE_TEXT.search(text))
 
 
 def literal(text: str) -> Val:
-    return Val(text=text, strings=(text[:MAX_STR],), ref=("lit", text))
+    return Val(text=text, strings=(text[:MAX_STR],), ref=("lit", text),
+               scored=asks_score(text))
 
 
 @dataclass
@@ -92,6 +109,7 @@ class Builder:
         self.imports: dict[str, str] = {}
         self.constants: dict[str, Val] = {}
         self.functions: dict[str, FunctionIR] = {}
+        self.owners: dict[str, str] = {}
         self.package = ""
 
     # ------------------------------------------------------------------ positions
@@ -153,7 +171,7 @@ class Builder:
                 targets.extend(names)
                 weak = weak or w
                 if module_level or cls:
-                    self.record_constant(t.target, node.value, value, cls)
+                    self.record_constant(t.target, node.value, value, cls, fn)
                 self.init_attr(t.target, node.value, value, fn)
             self._note_names(targets, fn)
             out.append(Assign(tuple(targets), value, self.pos(node), weak=weak))
@@ -163,7 +181,7 @@ class Builder:
             value = self.expr(node.value, fn)
             names, weak = self.target_names(node.target)
             if module_level or cls:
-                self.record_constant(node.target, node.value, value, cls)
+                self.record_constant(node.target, node.value, value, cls, fn)
             self.init_attr(node.target, node.value, value, fn)
             self._note_names(names, fn)
             out.append(Assign(tuple(names), value, self.pos(node), weak=weak))
@@ -243,11 +261,15 @@ class Builder:
         return ([path] if path else []), False
 
     def record_constant(self, target: cst.BaseExpression, node: cst.BaseExpression, value: Val,
-                        cls: str | None) -> None:
+                        cls: str | None, fn: _Fn) -> None:
         if not isinstance(target, cst.Name):
             return
         name = f"{cls}.{target.value}" if cls else target.value
         self.constants[name] = value
+        if value.calls and fn.name == "<module>":
+            self.owners[name] = fn.name
+        else:
+            self.owners.pop(name, None)
         if isinstance(node, cst.Dict):
             self.dict_constants(name, node)
 
@@ -267,7 +289,11 @@ class Builder:
             return
         if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                 and target.value.value == "self"):
-            self.constants.setdefault(f"{fn.cls}.{target.attr.value}", value)
+            key = f"{fn.cls}.{target.attr.value}"
+            if key not in self.constants:
+                self.constants[key] = value
+                if value.calls:
+                    self.owners[key] = fn.name
 
     # ------------------------------------------------------------------ compound statements
 
@@ -356,6 +382,11 @@ class Builder:
             fn.locals.add(prm.name)
         is_method = bool(cls) and bool(params) and params[0].name in ("self", "cls")
         body = self.suite(node.body, fn)
+        if qual in self.functions:  # redefined: keep the earlier one as qual#1, qual#2...
+            n = 1
+            while f"{qual}#{n}" in self.functions:
+                n += 1
+            self.functions[f"{qual}#{n}"] = replace(self.functions[qual], name=f"{qual}#{n}")
         self.functions[qual] = self._finish(fn, tuple(params), body, self.pos(node), is_method)
 
     # ------------------------------------------------------------------ expressions
@@ -435,7 +466,8 @@ class Builder:
                 elif isinstance(part, cst.FormattedStringExpression):
                     pieces.append(self.expr(part.expression, fn))
             joined = "".join(texts)
-            strings = Val(strings=(joined[:MAX_STR],)) if joined.strip() else EMPTY
+            strings = Val(strings=(joined[:MAX_STR],),
+                          scored=asks_score(joined)) if joined.strip() else EMPTY
             return merge([strings, *pieces])
         if isinstance(node, cst.BinaryOperation):
             left = self.expr(node.left, fn)
@@ -455,9 +487,13 @@ class Builder:
             else:
                 ref = None
             return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
-                       False, v.chained)
+                       False, v.chained, v.scored)
         if isinstance(node, cst.UnaryOperation):
-            return merge([self.expr(node.expression, fn)])
+            v = merge([self.expr(node.expression, fn)])
+            if isinstance(node.operator, cst.Not):
+                return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
+                           False, v.chained, v.scored, True)
+            return v
         if isinstance(node, cst.Comparison):
             return self.comparison(node, fn)
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -466,7 +502,7 @@ class Builder:
             tools += [v.text for v in vals if v.text is not None]
             m = merge(vals)
             return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                       m.compares, False, m.chained)
+                       m.compares, False, m.chained, m.scored)
         if isinstance(node, cst.Dict):
             return self.dict_expr(node, fn)
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -510,7 +546,7 @@ class Builder:
             fn.validates = True  # "score" in data: a key check
         compares = (*v.compares, v) if ordering else v.compares
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, compares, False,
-                   chained or v.chained)
+                   chained or v.chained, v.scored, True)
 
     def dict_expr(self, node: cst.Dict, fn: _Fn) -> Val:
         vals: list[Val] = []
@@ -526,7 +562,7 @@ class Builder:
                 vals.append(self.expr(el.value, fn))
         m = merge(vals)
         return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                   m.compares, False, m.chained)
+                   m.compares, False, m.chained, m.scored)
 
     def call(self, node: cst.Call, fn: _Fn) -> Val:
         func = self.path_of(node.func)

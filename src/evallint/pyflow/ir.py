@@ -33,7 +33,10 @@ class Val:
     string constants inside it (truncated), ``tool_names`` the ``name``/``type`` values of dict
     literals and bare names in list literals (tool definitions), ``ref`` a symbolic form when the
     expression is simple enough to resolve a model from, ``compares`` the operand values of
-    ordering comparisons (``<``, ``>=`` ...) it contains, ``truthy`` True for ``while True``.
+    ordering comparisons (``<``, ``>=`` ...) it contains, ``truthy`` True for ``while True``,
+    ``scored`` when a string constant in it asks for a numeric score (a judge prompt's output
+    contract: "score from 1 to 10", ``"score":``), ``boolean`` when the whole expression is a
+    comparison or a negation (its value is a bool: ``int(a == b)`` parses nothing).
     """
 
     names: tuple[str, ...] = ()
@@ -45,6 +48,8 @@ class Val:
     compares: tuple[Val, ...] = ()
     truthy: bool = False
     chained: bool = False  # a range check such as ``0 <= x <= 10``
+    scored: bool = False
+    boolean: bool = False
 
 
 EMPTY = Val()
@@ -170,11 +175,16 @@ class PythonFacts(FileFacts):
     imports: dict[str, str] = field(default_factory=dict)
     constants: dict[str, Val] = field(default_factory=dict)
     functions: dict[str, FunctionIR] = field(default_factory=dict)
+    # constant -> the function whose ``calls`` its value's call ids index (``<module>``,
+    # ``Class.__init__`` for ``self.x = ...``): a module-level ``llm = ChatOpenAI(...)``
+    owners: dict[str, str] = field(default_factory=dict)
     notebook: bool = False
     # Set when not analyzed: what the file imports (a line scan), see Analysis._load_importers.
     imported: tuple[str, ...] = ()
     # A digest of the text, for the project analysis cache (empty: nothing to analyse).
     digest: str = ""
+    # Notebooks: code cells left out because they do not parse (where, and Python's message).
+    skipped_cells: tuple[tuple[Pos, str], ...] = ()
 
     # The code tree (imports, constants, functions) travels through the process pool and the
     # result cache as one pickled blob, decoded on first use: a warm run whose project
@@ -182,7 +192,8 @@ class PythonFacts(FileFacts):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         if "functions" in state:
-            tree = (state.pop("imports"), state.pop("constants"), state.pop("functions"))
+            tree = (state.pop("imports"), state.pop("constants"), state.pop("functions"),
+                    state.pop("owners"))
             state["_tree"] = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
         return state
 
@@ -192,9 +203,9 @@ class PythonFacts(FileFacts):
     def __getattr__(self, name: str) -> Any:
         if name in _TREE and "_tree" in self.__dict__:
             blob = self.__dict__.pop("_tree")
-            self.imports, self.constants, self.functions = pickle.loads(blob)
+            self.imports, self.constants, self.functions, self.owners = pickle.loads(blob)
             return self.__dict__[name]
         raise AttributeError(name)
 
 
-_TREE = ("imports", "constants", "functions")
+_TREE = ("imports", "constants", "functions", "owners")

@@ -2,11 +2,15 @@
 
 Cells run top to bottom in one namespace, so data flows across cells; joining them keeps that.
 IPython magics and shell escapes (``%time``, ``!pip``, ``x = !ls``) are replaced by ``pass``
-with the same indentation; a ``%%`` cell magic blanks its whole cell.
+with the same indentation; a ``%%`` cell magic blanks its whole cell. With automagic on (the
+default) IPython also runs ``cd ..``, ``pip install x``, ``load_ext autoreload`` as magics: a
+line that starts with a magic's name and is not valid Python is one too. A cell that still does
+not parse is blanked by the front-end (:meth:`JoinedNotebook.blank`) and reported as a note.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -16,6 +20,42 @@ from evallint.facts import Pos
 from evallint.frontend import ParseError
 
 _MAGIC = re.compile(r"^(\s*)(?:[%!]|[\w.,\s\[\]]+=\s*[%!])")
+# IPython's line magics and default shell aliases, callable without ``%`` (automagic)
+AUTOMAGIC = frozenset({
+    "alias", "autoawait", "autocall", "automagic", "autoreload", "bookmark", "cat", "cd",
+    "clear", "colors", "conda", "config", "cp", "debug", "dhist", "dirs", "doctest_mode",
+    "ed", "edit", "env", "gui", "hist", "history", "killbgscripts", "ldir", "less", "lf",
+    "lk", "ll", "load", "load_ext", "loadpy", "logoff", "logon", "logstart", "logstate",
+    "logstop", "ls", "lsmagic", "lx", "macro", "magic", "man", "matplotlib", "mkdir",
+    "more", "mv", "notebook", "page", "pastebin", "pdb", "pdef", "pdoc", "pfile", "pinfo",
+    "pinfo2", "pip", "popd", "pprint", "precision", "prun", "psearch", "psource", "pushd",
+    "pwd", "pycat", "pylab", "qtconsole", "quickref", "recall", "rehashx", "reload_ext",
+    "rep", "rerun", "reset", "reset_selective", "rm", "rmdir", "run", "save", "sc",
+    "set_env", "store", "sx", "system", "tb", "time", "timeit", "unalias", "unload_ext",
+    "uv", "who", "who_ls", "whos", "xdel", "xmode",
+})
+_AUTOMAGIC = re.compile(r"^(\s*)([A-Za-z_]\w*)(?:\s+(.*))?$")
+# after the name: an assignment, a call, an attribute... is Python, not a magic
+_PYTHON_REST = re.compile(r"^(?:=(?!=)|[(\[,:{;]|[-+*/|&]=)")
+
+
+def automagic(line: str) -> str | None:
+    """The indentation when ``line`` is an automagic (or ``obj?`` help) line, else None."""
+    m = _AUTOMAGIC.match(line)
+    stripped = line.strip()
+    if m is not None and m.group(2) in AUTOMAGIC:
+        rest = m.group(3) or ""
+        if _PYTHON_REST.match(rest):
+            return None
+    elif not (stripped.endswith("?") and stripped.rstrip("?").replace(".", "").isidentifier()):
+        return None
+    try:
+        ast.parse(stripped)
+    except SyntaxError:
+        return line[: len(line) - len(line.lstrip())]
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 @dataclass
@@ -26,6 +66,15 @@ class JoinedNotebook:
     code: str
     starts: list[int] = field(default_factory=list)
     suppressions: list[suppress.Suppression] = field(default_factory=list)
+
+    def blank(self, cell: int) -> None:
+        """Empty code cell ``cell`` (1-based), keeping its line count so positions hold."""
+        lines = self.code.split("\n")
+        first = self.starts[cell - 1] - 1
+        last = self.starts[cell] - 1 if cell < len(self.starts) else len(lines) - 1
+        for i in range(first, min(last, len(lines))):
+            lines[i] = ""
+        self.code = "\n".join(lines)
 
     def pos(self, line: int, column: int) -> Pos:
         """Map a 1-based joined line and 0-based column to the cell and line a user sees."""
@@ -66,9 +115,19 @@ def join_cells(text: str) -> JoinedNotebook:
         lines = src.splitlines() or [""]
         if lines[0].lstrip().startswith("%%"):
             lines = [""] * len(lines)
+        cont = False  # a magic's line ended with a backslash: IPython joins the next line
         for raw in lines:
+            if cont:
+                out.append("")
+                cont = raw.rstrip().endswith("\\")
+                continue
             m = _MAGIC.match(raw)
-            out.append(f"{m.group(1)}pass" if m else raw)
+            indent = m.group(1) if m else automagic(raw)
+            if indent is not None:
+                out.append(f"{indent}pass")
+                cont = raw.rstrip().endswith("\\")
+            else:
+                out.append(raw)
         line += len(lines)
     joined.code = "\n".join(out) + "\n"
     return joined

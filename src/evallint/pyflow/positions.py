@@ -178,10 +178,10 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
     module are caught later: the project analysis parses them on demand."""
     for node in _walk_defs(tree):
         if isinstance(node, ast.Import):
-            if any(a.name.split(".")[0] in SDK_ROOTS for a in node.names):
+            if any(_sdk_root(a.name) for a in node.names):
                 return True
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and (node.module or "").split(".")[0] in SDK_ROOTS:
+            if node.level == 0 and _sdk_root(node.module or ""):
                 return True
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if function_role(node.name) is Role.EVALUATOR:
@@ -190,6 +190,12 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
             return True
     # a client passed in from elsewhere: the call's shape is the only evidence
     return any(t in text for t in _SDK_CALL_TEXT)
+
+
+def _sdk_root(module: str) -> bool:
+    """An LLM SDK or a LangChain package (``langchain_openai``, ``langchain.chat_models``)."""
+    root = module.split(".")[0]
+    return root in SDK_ROOTS or root.startswith("langchain")
 
 
 def _walk_defs(tree: ast.Module) -> Iterator[ast.AST]:

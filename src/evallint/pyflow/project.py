@@ -87,10 +87,8 @@ def _load(facts: PythonFacts) -> PythonFacts | None:
 
 
 def rel(path: str, pos: Pos, message: str) -> Related:
-    """A related place; Related has no cell, so a notebook's cell goes into the message."""
-    if pos.cell is not None:
-        message = f"{message} (cell {pos.cell})"
-    return Related(path, pos.line, pos.column, message)
+    """A related place (in a notebook: the cell, with the line counted inside it)."""
+    return Related(path, pos.line, pos.column, message, pos.cell)
 
 
 def short(path: str) -> str:

@@ -38,7 +38,8 @@ class L:
     generator's extracted final answer; ``judge`` evaluator output (``flag``: already validated
     by the SDK, e.g. structured output); ``pass`` a pass/fail flag read from judge output;
     ``rubric`` the evaluator's prompt or criteria; ``genctx`` the generator's system prompt or
-    message history; ``param``/``psan`` parameter ``idx`` (``psan``: after an extraction).
+    message history; ``param``/``psan`` parameter ``idx`` (``psan``: after an extraction);
+    ``scoreq`` made from a text that asks for a numeric score (a judge's output contract).
     """
 
     kind: str

@@ -1,0 +1,27 @@
+"""EL901 notes for notebook cells left out of the analysis because they do not parse.
+
+A notebook is not a module: IPython runs its cells one by one, so one broken cell (a draft, a
+paste from a shell) does not make the others unreadable. The front-end skips such a cell and
+analyses the rest; the skip is reported here, as a note, so that nobody takes the cell as
+checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from evallint.findings import Finding, Severity
+from evallint.kinds import FileKind
+from evallint.pyflow.ir import PythonFacts
+from evallint.registry import Context, file_check
+
+
+@file_check("EL901", kinds=(FileKind.NOTEBOOK,))
+def skipped_cells(facts: PythonFacts, ctx: Context) -> Iterator[Finding]:
+    # a severity set in the configuration wins; otherwise a skipped cell is a note
+    severity = None if "EL901" in ctx.config.severity else Severity.NOTE
+    for pos, msg in getattr(facts, "skipped_cells", ()):
+        yield ctx.finding(
+            "EL901", facts.path, pos,
+            f"cell {pos.cell} skipped: syntax error at line {pos.line}: {msg}; the other cells "
+            "are analysed", severity=severity)
