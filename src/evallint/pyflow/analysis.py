@@ -114,6 +114,21 @@ DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think
                    "*final_text*", "answer_only", "*drop_thinking*")
 
 
+def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
+    """Does a structured-output class (``response_format=Verdict``) have a score field?
+
+    Class attributes with a value (``score: int = Field(...)``) are module constants, so a
+    ``Verdict.score`` key among them says the judge returns a score.
+    """
+    for v in vals:
+        for n in v.names:
+            prefix = n + "."
+            if any(k.startswith(prefix) and set(name_tokens(k[len(prefix):])) & SCORE_KEYS
+                   for k in consts):
+                return True
+    return False
+
+
 # --------------------------------------------------------------------------- events
 
 
@@ -333,14 +348,7 @@ class Analysis:
         return frozenset(out)
 
     def chat_schema_scored(self, mod: Module, vals: tuple[Val, ...]) -> bool:
-        consts = mod.facts.constants
-        for v in vals:
-            for n in v.names:
-                prefix = n + "."
-                if any(k.startswith(prefix) and set(name_tokens(k[len(prefix):])) & SCORE_KEYS
-                       for k in consts):
-                    return True
-        return False
+        return schema_has_score(mod.facts.constants, vals)
 
     def summary(self, mod: Module, fn: FunctionIR) -> Summary:
         return self.summaries.get((mod.path, fn.name)) or Summary()
@@ -995,16 +1003,7 @@ class Interp:
         return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
 
     def schema_scored(self, vals: list[Val]) -> bool:
-        """Does a structured-output class (``response_format=Verdict``) have a score field?
-        Class attributes with a value (``score: int = Field(...)``) are module constants."""
-        consts = self.mod.facts.constants
-        for v in vals:
-            for n in v.names:
-                prefix = n + "."
-                if any(k.startswith(prefix) and set(name_tokens(k[len(prefix):])) & SCORE_KEYS
-                       for k in consts):
-                    return True
-        return False
+        return schema_has_score(self.mod.facts.constants, vals)
 
     def chat_object(self, c: CallIR, mod: Module, fn: FunctionIR,
                     model_of: Callable[[Val | None], tuple[str | None, str]]) -> frozenset[L]:
