@@ -3,6 +3,8 @@ exits 2, never with a traceback."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class RunError(Exception):
     """Anything that stops ``evallint run`` before or during the run (exit 2)."""
@@ -26,3 +28,13 @@ class ApiFailure(RunError):
 
 class CostCapReached(RunError):
     """The cost cap is spent: no new request may start."""
+
+
+def read_text(path: Path, what: str) -> str:
+    """Read a file the spec names; a missing or unreadable one is a SpecError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{what} not found", str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read {what}: {exc}", str(path)) from None

@@ -20,7 +20,7 @@ import yaml
 from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 
-from evallint.executor.errors import SpecError
+from evallint.executor.errors import SpecError, read_text
 
 JINJA_SUFFIXES = (".j2", ".jinja", ".jinja2")
 _SECTION = re.compile(r"^##\s+(system|user|notes)\s*$", re.I)
@@ -88,12 +88,7 @@ class PromptFile:
 def load_prompt(path: Path) -> PromptFile:
     """Parse a prompt file; errors name the file (and line where there is one)."""
     shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError("prompt file not found", shown) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read prompt file: {exc}", shown) from None
+    text = read_text(path, "prompt file")
     front, body, body_line = _front_matter(text, shown)
     jinja = path.suffix.lower() in JINJA_SUFFIXES or str(front.get("format", "")).lower() in (
         "jinja", "jinja2")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evallint.executor.errors import SpecError
+from evallint.executor.errors import read_text
 from evallint.executor.yamlmarks import Located, load_located
 
 
@@ -106,12 +106,7 @@ def load_spec(path: str | Path) -> LoopSpec:
     """Read and validate a loop spec. Paths in it are relative to the spec's folder."""
     spec_path = Path(path)
     shown = str(path)
-    try:
-        text = spec_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError("loop spec not found", shown) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read loop spec: {exc}", shown) from None
+    text = read_text(spec_path, "loop spec")
     doc = load_located(text, shown)
     return _parse(doc, spec_path)
 
