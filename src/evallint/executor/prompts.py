@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
 from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from evallint.executor.errors import SpecError, read_text
+from evallint.frontend import ParseError
+from evallint.frontends.marks import load_yaml, split_front_matter
 
 JINJA_SUFFIXES = (".j2", ".jinja", ".jinja2")
 _SECTION = re.compile(r"^##\s+(system|user|notes)\s*$", re.I)
@@ -120,22 +121,24 @@ def load_prompt(path: Path) -> PromptFile:
 
 
 def _front_matter(text: str, shown: str) -> tuple[dict[str, Any], str, int]:
-    """Front matter (a mapping), the body after it, and the body's first line number."""
-    if not text.startswith("---"):
+    """Front matter (a mapping), the body after it, and the body's first line number.
+
+    Split and parsed by the linter's own front-matter reader, so `run` and `check` agree on
+    where a prompt's front matter ends.
+    """
+    block = split_front_matter(text)
+    if block is None:
+        if text.splitlines()[:1] and text.splitlines()[0].rstrip() == "---":
+            raise SpecError("front matter is not closed with '---'", shown, 1)
         return {}, text, 1
-    lines = text.splitlines(keepends=True)
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() in ("---", "..."):
-            try:
-                front = yaml.safe_load("".join(lines[1:i])) or {}
-            except yaml.YAMLError as exc:
-                mark = getattr(exc, "problem_mark", None)
-                line = mark.line + 2 if mark is not None else 1
-                raise SpecError("invalid YAML front matter", shown, line) from None
-            if not isinstance(front, dict):
-                raise SpecError("front matter must be a mapping", shown, 1)
-            return front, "".join(lines[i + 1:]), i + 2
-    raise SpecError("front matter is not closed with '---'", shown, 1)
+    yaml_text, first_line, body_line = block
+    try:
+        front = load_yaml(yaml_text, line_offset=first_line - 1).data or {}
+    except ParseError as exc:
+        raise SpecError("invalid YAML front matter", shown, exc.line) from None
+    if not isinstance(front, dict):
+        raise SpecError("front matter must be a mapping", shown, 1)
+    return front, "".join(text.splitlines(keepends=True)[body_line - 1:]), body_line
 
 
 def split_sections(body: str) -> dict[str, str]:
