@@ -41,6 +41,19 @@ def lint_tree(root: Path, codes: set[str] | None = None, config: dict[str, Any] 
         os.chdir(old)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _cache_key_outside_the_projects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests never touch the real user's cache key; it lives outside every test project."""
+    key = tmp_path_factory.mktemp("user-cache") / "cache.key"
+    old = os.environ.get("EVALLINT_CACHE_KEY")
+    os.environ["EVALLINT_CACHE_KEY"] = str(key)
+    yield
+    if old is None:
+        os.environ.pop("EVALLINT_CACHE_KEY", None)
+    else:
+        os.environ["EVALLINT_CACHE_KEY"] = old
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path

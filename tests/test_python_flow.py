@@ -301,7 +301,7 @@ def test_the_project_analysis_cache_follows_changes_to_any_python_file(tmp_path:
 
         assert codes() == ["EL301"]
         assert codes() == ["EL301"]  # from the cache
-        assert list((tmp_path / ".evallint_cache" / "v1" / "pyflow").iterdir())
+        assert list((tmp_path / ".evallint_cache" / "v2" / "pyflow").iterdir())
         (tmp_path / "loop.py").write_text("JUDGE = 'claude-haiku-4-5'\n" + loop)
         assert codes() == []
         (tmp_path / "llm.py").write_text(helpers.replace("claude-sonnet-4-5", "claude-opus-4-1"))

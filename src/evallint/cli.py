@@ -92,6 +92,9 @@ def main() -> None:
               help="Lowest severity that makes the exit code 1 (default: warning).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the result cache in this folder (default: cache-dir from config, "
+                   "inside the project; env EVALLINT_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
               help="Worker processes (default 0: one per core).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
@@ -116,6 +119,7 @@ def check(
     fail_on: str | None,
     exit_zero: bool,
     no_cache: bool,
+    cache_dir: str | None,
     jobs: int,
     verbose: bool,
     quiet: bool,
@@ -137,7 +141,10 @@ def check(
     if show_files:
         from evallint.discovery import discover
 
-        tasks = discover(targets, cfg)
+        skipped: list[str] = []
+        tasks = discover(targets, cfg, skipped)
+        for msg in skipped:
+            click.echo(f"evallint: warning: {msg}", err=True)
         if not tasks:
             fail(f"no files to check under {', '.join(targets)}")
         for t in tasks:
@@ -150,7 +157,8 @@ def check(
         result = run_stdin(stdin_filename, data, cfg, enabled)
         targets = [stdin_filename]
     else:
-        result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache)
+        result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache,
+                           cache_dir=cache_dir)
     if not result.files:
         fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
              "prompt files, Python, notebooks, agent definitions and eval configs)")
@@ -189,6 +197,8 @@ def check(
                 out.append(colorize(ln, next(sev).severity) if not ln.startswith(" ") else ln)
             body = "\n".join(out) + "\n"
         click.echo(body, nl=False)
+    for warning in result.warnings:
+        click.echo(f"evallint: warning: {warning}", err=True)
     for err in result.tool_errors:
         click.echo(f"evallint: error: {err}", err=True)
     if not quiet:

@@ -189,6 +189,7 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
             setattr(cfg, attr, _table(where, key, value))
         elif key == "legitimate":
             cfg.legitimate = _legitimate(where, value)
+    _check_cache_dir(where, cfg.cache_dir)
     if cfg.fail_on not in _FAIL_ON:
         raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(sorted(_FAIL_ON))}")
     for code, sev in cfg.severity.items():
@@ -202,6 +203,20 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
 
         cfg.policy_rules = load_policies(cfg)
     return cfg
+
+
+def _check_cache_dir(where: str, value: str) -> None:
+    """The project's config may only put the cache inside the project: the checked tree is
+    untrusted, and a cache-dir of ``/`` or ``~/.ssh`` would aim evallint's writes there."""
+    import posixpath
+
+    norm = posixpath.normpath(value.replace("\\", "/"))
+    if not value or posixpath.isabs(norm) or Path(value).is_absolute() or norm == ".." \
+            or norm.startswith("../") or norm == ".":
+        raise ConfigError(
+            f"{where}: 'cache-dir' must be a folder inside the project, given relative to it "
+            f"(got {value!r}); a folder elsewhere is taken only from --cache-dir or "
+            "EVALLINT_CACHE_DIR")
 
 
 def _table(where: str, key: str, value: dict[str, Any]) -> dict[str, Any]:

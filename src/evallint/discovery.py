@@ -69,12 +69,26 @@ def _walk(folder: Path, exclude: set[str]) -> list[str]:
 _GLOB_CHARS = frozenset("*?[/")
 
 
-def discover(paths: list[str], config: Config) -> list[FileTask]:
+def _escapes(abspath: str, roots: tuple[str, ...]) -> bool:
+    """True for a symlink whose target lies outside every allowed root: the checked tree is
+    untrusted, and a link to ``~/.ssh/id_rsa`` named ``prompt.txt`` must not be read (its text
+    would show in findings). Only links pay for ``realpath``."""
+    if not os.path.islink(abspath):
+        return False
+    real = os.path.realpath(abspath)
+    return not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def discover(paths: list[str], config: Config,
+             skipped: list[str] | None = None) -> list[FileTask]:
     """Every file under ``paths`` that evallint has a front-end for, in a stable order.
 
     Paths are joined as strings: on large trees ``Path.resolve``/``relpath`` per file cost
-    more than everything else discovery does.
+    more than everything else discovery does. Symlinks to files outside the project root
+    (or the folder argument being walked) are left out and named in ``skipped``.
     """
+    note = skipped.append if skipped is not None else (lambda _msg: None)
+    real_root = os.path.realpath(config.root)
     exclude = list(config.exclude or DEFAULT_EXCLUDE) + list(config.extend_exclude)
     plain = {pat.rstrip("/") for pat in exclude if not (set(pat.rstrip("/")) & _GLOB_CHARS)}
     patterned = [pat for pat in exclude if pat.rstrip("/") not in plain]
@@ -87,6 +101,9 @@ def discover(paths: list[str], config: Config) -> list[FileTask]:
         if not p.exists():
             raise DiscoveryError(f"{arg}: no such file or directory")
         if p.is_file():
+            if _escapes(os.path.abspath(p), (real_root,)):
+                note(f"{_display(p)}: not read: a symlink to a file outside the project")
+                continue
             kind = _kind(p, config, templates)
             if kind:
                 abspath = os.path.abspath(p)
@@ -94,6 +111,7 @@ def discover(paths: list[str], config: Config) -> list[FileTask]:
             continue
         base = _display(p)
         base_abs = os.path.abspath(p)
+        roots = (real_root, os.path.realpath(p))
         names = _git_files(p) if config.respect_gitignore and _in_git(p) else None
         if names is None:
             names = _walk(p, plain)
@@ -112,6 +130,9 @@ def discover(paths: list[str], config: Config) -> list[FileTask]:
                 continue
             abspath = os.path.join(base_abs, name)
             if not os.path.isfile(abspath):
+                continue
+            if _escapes(abspath, roots):
+                note(f"{display}: not read: a symlink to a file outside the project")
                 continue
             kind = _kind_of(Path(abspath), rel_root, templates)
             if kind:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import pickle
 import sys
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +18,14 @@ from pathlib import Path
 
 import evallint
 from evallint import globs, policy, suppress
+from evallint.cache import (
+    ENV_CACHE_DIR,
+    CacheUnavailable,
+    Store,
+    load_key,
+    prepare_folder,
+    resolve_folder,
+)
 from evallint.config import Config
 from evallint.discovery import FileTask, discover
 from evallint.facts import FileFacts, Pos
@@ -64,6 +71,7 @@ class RunResult:
     tool_errors: list[str] = field(default_factory=list)
     cached_files: int = 0
     project: Project | None = None
+    warnings: list[str] = field(default_factory=list)  # shown on stderr; the run goes on
 
     def failed(self, fail_on: str) -> bool:
         if fail_on == "never":
@@ -146,57 +154,41 @@ def _work(task: FileTask) -> FileResult:
     return _WORKER.analyze(task)
 
 
-class Cache:
-    """Content-hash cache of per-file results (mtimes lie in CI and pre-commit checkouts)."""
-
-    def __init__(self, folder: Path, salt: str) -> None:
-        self.folder = folder
-        self.salt = salt
-        self.enabled = True
-
-    def key(self, task: FileTask, data: bytes) -> str:
-        h = hashlib.sha256(self.salt.encode())
-        h.update(task.kind.encode() + b"\0" + task.path.encode() + b"\0")
-        h.update(data)
-        return h.hexdigest()
-
-    def get(self, key: str) -> FileResult | None:
-        try:
-            with open(self.folder / key[:2] / key, "rb") as fh:
-                result = pickle.load(fh)
-        except Exception:
-            return None
-        return result if isinstance(result, FileResult) else None
-
-    def put(self, key: str, result: FileResult) -> None:
-        if result.internal_error:
-            return
-        target = self.folder / key[:2] / key
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except Exception:
-            self.enabled = False  # a read-only checkout: just stop caching
-
-
 def _code_salt() -> str:
     """Changes whenever evallint's own code or rule data changes (editable installs too).
 
     Hashes contents, not modification times: a checkout, a reinstall or a touch must not turn
     every warm run cold (about a millisecond for the whole package).
     """
-    h = hashlib.sha256(evallint.__version__.encode())
-    pkg = Path(evallint.__file__).parent
-    from evallint.registry import rules_dir
+    global _SALT
+    if _SALT is None:
+        h = hashlib.sha256(evallint.__version__.encode())
+        pkg = Path(evallint.__file__).parent
+        from evallint.registry import rules_dir
 
-    for folder in (pkg, rules_dir()):
-        for p in sorted(folder.rglob("*")):
-            if p.suffix in (".py", ".yaml"):
-                h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
+        for folder in (pkg, rules_dir()):
+            for p in sorted(folder.rglob("*")):
+                if p.suffix in (".py", ".yaml"):
+                    h.update(p.name.encode() + b"\0" + p.read_bytes())
+        _SALT = h.hexdigest()
+    return _SALT
+
+
+_SALT: str | None = None
+
+
+def open_cache(config: Config, enabled: set[str], override: str | None) -> tuple[Store | None,
+                                                                                   str | None]:
+    """The run's cache store, or None and the reason caching is off (a warning, not an error)."""
+    override = override or os.environ.get(ENV_CACHE_DIR) or None
+    try:
+        folder = resolve_folder(config.root, config.cache_dir, override) / "v2"
+        key = load_key(config.root)
+        prepare_folder(folder.parent)
+    except CacheUnavailable as exc:
+        return None, f"result cache off: {exc}"
+    salt = "|".join([_code_salt(), config.fingerprint(), ",".join(sorted(enabled))])
+    return Store(folder, key, salt), None
 
 
 def enabled_codes(config: Config, metas: dict[str, RuleMeta], select: list[str] | None = None,
@@ -229,17 +221,20 @@ def run_check(
     *,
     jobs: int | None = None,
     use_cache: bool = True,
+    cache_dir: str | None = None,
     tasks: list[FileTask] | None = None,
 ) -> RunResult:
     """Lint ``paths`` and return every finding after suppressions."""
     load_checks()
     metas = all_metas(config)
+    warnings: list[str] = []
     if tasks is None:
-        tasks = discover(paths, config)
-    cache: Cache | None = None
+        tasks = discover(paths, config, warnings)
+    cache: Store | None = None
     if use_cache:
-        salt = "|".join([_code_salt(), config.fingerprint(), ",".join(sorted(enabled))])
-        cache = Cache(config.root / config.cache_dir / "v1", salt)
+        cache, why = open_cache(config, enabled, cache_dir)
+        if why:
+            warnings.append(why)
 
     results: list[FileResult | None] = [None] * len(tasks)
     todo: list[tuple[int, str | None]] = []
@@ -252,11 +247,9 @@ def run_check(
             except OSError:
                 todo.append((i, None))
                 continue
-            key = cache.key(task, data)
-            hit = cache.get(key)
+            key = cache.entry_key(task.kind, task.path, data)
+            hit = _from_entry(task, cache.get("files", key))
             if hit is not None:
-                hit.task = task
-                hit.cached = True
                 results[i] = hit
                 cached += 1
                 continue
@@ -280,12 +273,27 @@ def run_check(
         fresh = [analyzer.analyze(t) for t in todo_tasks]
     for (i, key), res in zip(todo, fresh, strict=True):
         results[i] = res
-        if cache is not None and cache.enabled and key is not None:
-            cache.put(key, res)
+        if cache is not None and key is not None and not res.internal_error:
+            cache.put("files", key, (res.facts, res.findings, res.suppressions))
 
     final = [r for r in results if r is not None]
-    return _finish(final, config, metas, enabled, cached,
-                   cache_dir=cache.folder if cache is not None and cache.enabled else None)
+    run = _finish(final, config, metas, enabled, cached,
+                  cache=cache if cache is not None and cache.enabled else None)
+    run.warnings = warnings + run.warnings
+    return run
+
+
+def _from_entry(task: FileTask, entry: object) -> FileResult | None:
+    """A cached (facts, findings, suppressions) triple as a result, or None if malformed."""
+    if not (isinstance(entry, tuple) and len(entry) == 3):
+        return None
+    facts, findings, sups = entry
+    if not ((facts is None or isinstance(facts, FileFacts))
+            and isinstance(findings, list) and all(isinstance(f, Finding) for f in findings)
+            and isinstance(sups, list)
+            and all(isinstance(s, suppress.Suppression) for s in sups)):
+        return None
+    return FileResult(task, facts, findings, sups, cached=True)
 
 
 def _finish(
@@ -294,7 +302,7 @@ def _finish(
     metas: dict[str, RuleMeta],
     enabled: set[str],
     cached: int,
-    cache_dir: Path | None = None,
+    cache: Store | None = None,
 ) -> RunResult:
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
@@ -302,7 +310,7 @@ def _finish(
         files={r.task.path: r.facts for r in results if r.facts is not None}, config=config
     )
     ctx = Context(config, metas, enabled)
-    ctx.cache_dir = cache_dir
+    ctx.cache = cache
     by_path: dict[str, list[Finding]] = {r.task.path: list(r.findings) for r in results}
     for check in PROJECT_CHECKS:
         if not (set(check.codes) & enabled):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -23,6 +23,9 @@ from evallint.config import Config, Legitimate
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Related, Severity
 from evallint.kinds import FileKind
+
+if TYPE_CHECKING:
+    from evallint.cache import Store
 
 
 class RuleDataError(Exception):
@@ -227,7 +230,7 @@ class Context:
         self.metas = metas
         self.enabled = enabled
         # Set by the engine when results are cached: project checks may cache there too.
-        self.cache_dir: Path | None = None
+        self.cache: Store | None = None
 
     def is_enabled(self, code: str) -> bool:
         return code in self.enabled

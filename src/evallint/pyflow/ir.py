@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from evallint import datacodec
 from evallint.facts import FileFacts, Pos
 
 # A symbolic value for model resolution:
@@ -200,11 +201,17 @@ class PythonFacts(FileFacts):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
+    # In the result cache the same fields stay an undecoded plain-data string until first use.
+    __lazy_fields__: ClassVar[tuple[str, ...]] = ("imports", "constants", "functions", "owners")
+
     def __getattr__(self, name: str) -> Any:
-        if name in _TREE and "_tree" in self.__dict__:
-            blob = self.__dict__.pop("_tree")
-            self.imports, self.constants, self.functions, self.owners = pickle.loads(blob)
-            return self.__dict__[name]
+        if name in _TREE:
+            if "_tree" in self.__dict__:  # from our own worker process, never from disk
+                blob = self.__dict__.pop("_tree")
+                self.imports, self.constants, self.functions, self.owners = pickle.loads(blob)
+                return self.__dict__[name]
+            if datacodec.load_lazy(self):
+                return self.__dict__[name]
         raise AttributeError(name)
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import os
-import pickle
 from pathlib import Path, PurePosixPath
 
 from evallint.facts import Pos
@@ -27,50 +24,25 @@ def result_for(project: Project, ctx: Context) -> Result:
     if not any(f.analyzed for f in facts):
         result = Result()
     else:
-        key = _key(facts, ctx, extract)
-        cached = _read(ctx.cache_dir, key) if ctx.cache_dir is not None else None
-        if cached is not None:
+        cache = ctx.cache
+        key = _key(facts, ctx, extract) if cache is not None else ""
+        cached = cache.get("pyflow", key) if cache is not None else None
+        if isinstance(cached, Result):
             result = cached
         else:
             result = Analysis(facts, project.config, extract, load=_load).run()
-            if ctx.cache_dir is not None:
-                _write(ctx.cache_dir, key, result)
+            if cache is not None:  # one entry: the last run's
+                cache.put("pyflow", key, result, replace_all=True)
     _LAST = (project, result)
     return result
 
 
 def _key(facts: list[PythonFacts], ctx: Context, extract: list[str]) -> str:
-    from evallint.engine import _code_salt
-
-    h = hashlib.sha256(_code_salt().encode())
-    h.update(ctx.config.fingerprint().encode())
-    h.update(repr(extract).encode())
+    assert ctx.cache is not None
+    parts = [repr(extract)]
     for f in sorted((f for f in facts if f.digest), key=lambda f: f.path):
-        h.update(f"{f.path}\0{f.digest}\0".encode())
-    return h.hexdigest()
-
-
-def _read(folder: Path, key: str) -> Result | None:
-    try:
-        with open(folder / "pyflow" / key, "rb") as fh:
-            result = pickle.load(fh)
-    except Exception:
-        return None
-    return result if isinstance(result, Result) else None
-
-
-def _write(folder: Path, key: str, result: Result) -> None:
-    target = folder / "pyflow" / key
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        for old in target.parent.iterdir():  # one entry: the last run's
-            old.unlink(missing_ok=True)
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, target)
-    except OSError:
-        pass
+        parts.append(f"{f.path}\0{f.digest}")
+    return ctx.cache.entry_key(*parts)
 
 
 def _load(facts: PythonFacts) -> PythonFacts | None:

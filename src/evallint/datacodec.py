@@ -1,0 +1,213 @@
+"""Plain-data encoding of evallint's own fact and finding objects, for the result cache.
+
+The cache must never deserialise anything that can run code (``pickle`` can), so entries are
+JSON. Every container is a tagged array, so decoding is a walk over lists and strings that can
+only build: str/int/float/bool/None, lists, tuples, sets, dicts, members of evallint's own enums,
+and instances of evallint's own dataclasses. Dataclasses are created with ``object.__new__``
+and their fields set directly: no ``__init__``, ``__post_init__`` or any other method of the
+class runs. Anything else in an entry (an unknown tag, a class outside the ``evallint``
+package, a field count that does not match) raises :class:`CodecError`, which the cache treats
+as a miss.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+from enum import Enum
+from typing import Any
+
+_PACKAGE = "evallint."
+_MAX_DEPTH = 400  # deeper than any fact tree the front-ends build (their walks are bounded)
+
+
+LAZY_ATTR = "_lazy_encoded"
+
+
+class CodecError(ValueError):
+    """The data is not an encoding this module wrote."""
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def load_lazy(obj: Any) -> bool:
+    """Decode the fields a class lists in ``__lazy_fields__`` (kept encoded by :func:`decode`
+    until first use: a warm run whose project analysis is cached never needs them). False when
+    ``obj`` holds no such encoding; CodecError when it is broken (it was authenticated, so that
+    is a bug, not an attack)."""
+    text = obj.__dict__.pop(LAZY_ATTR, None)
+    if text is None:
+        return False
+    names: tuple[str, ...] = type(obj).__lazy_fields__
+    values = decode(text.encode("utf-8", "surrogatepass"))
+    if not isinstance(values, tuple) or len(values) != len(names):
+        raise CodecError(f"{type(obj).__name__}: bad lazy part")
+    for name, value in zip(names, values, strict=True):
+        object.__setattr__(obj, name, value)
+    return True
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        _FIELDS[cls] = names
+    return names
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.classes: list[str] = []
+        self.index: dict[type, int] = {}
+
+    def cls(self, cls: type) -> int:
+        i = self.index.get(cls)
+        if i is None:
+            module = cls.__module__
+            if not module.startswith(_PACKAGE):
+                raise CodecError(f"{module}.{cls.__qualname__} is not an evallint type")
+            i = self.index[cls] = len(self.classes)
+            self.classes.append(f"{module}:{cls.__qualname__}")
+        return i
+
+    def enc(self, obj: Any) -> Any:
+        if isinstance(obj, Enum):  # first: str-valued enums are str too
+            return ["E", self.cls(type(obj)), obj.value]
+        if obj is None or isinstance(obj, (str, bool, int, float)):
+            return obj
+        if isinstance(obj, list):
+            return ["L", *map(self.enc, obj)]
+        if isinstance(obj, tuple):
+            return ["T", *map(self.enc, obj)]
+        if isinstance(obj, frozenset):
+            return ["F", *map(self.enc, obj)]
+        if isinstance(obj, set):
+            return ["S", *map(self.enc, obj)]
+        if isinstance(obj, dict):
+            flat: list[Any] = ["D"]
+            for k, v in obj.items():
+                flat.append(self.enc(k))
+                flat.append(self.enc(v))
+            return flat
+        cls = type(obj)
+        if dataclasses.is_dataclass(obj):
+            lazy: tuple[str, ...] = getattr(cls, "__lazy_fields__", ())
+            if not lazy:
+                return ["C", self.cls(cls),
+                        *(self.enc(getattr(obj, n)) for n in _field_names(cls))]
+            eager = [self.enc(getattr(obj, n)) for n in _field_names(cls) if n not in lazy]
+            inner = encode(tuple(getattr(obj, n) for n in lazy)).decode("utf-8",
+                                                                       "surrogatepass")
+            return ["C", self.cls(cls), *eager, inner]
+        raise CodecError(f"cannot encode a {cls.__name__}")
+
+
+def encode(obj: Any) -> bytes:
+    """``obj`` as JSON bytes; CodecError for anything that is not evallint plain data."""
+    enc = _Encoder()
+    try:
+        body = enc.enc(obj)
+        text = json.dumps([enc.classes, body], separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    except (ValueError, RecursionError) as exc:  # NaN, absurd nesting
+        raise CodecError(str(exc)) from exc
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _resolve(name: Any) -> type:
+    if not isinstance(name, str) or ":" not in name:
+        raise CodecError("bad class reference")
+    module_name, _, qualname = name.partition(":")
+    if not module_name.startswith(_PACKAGE) or "." in qualname:
+        raise CodecError(f"class {name} is not allowed")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CodecError(f"no module {module_name}") from exc
+    cls = getattr(module, qualname, None)
+    if not isinstance(cls, type) or cls.__module__ != module_name:
+        raise CodecError(f"no class {name}")
+    if not (dataclasses.is_dataclass(cls) or issubclass(cls, Enum)):
+        raise CodecError(f"{name} is neither a dataclass nor an enum")
+    return cls
+
+
+class _Decoder:
+    def __init__(self, classes: Any) -> None:
+        if not isinstance(classes, list):
+            raise CodecError("bad class table")
+        self.classes = [_resolve(c) for c in classes]
+
+    def cls(self, i: Any) -> type:
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.classes):
+            raise CodecError("bad class index")
+        return self.classes[i]
+
+    def dec(self, data: Any, depth: int = 0) -> Any:
+        if not isinstance(data, list):
+            if isinstance(data, dict):
+                raise CodecError("bare JSON object")
+            return data
+        if depth > _MAX_DEPTH:
+            raise CodecError("too deeply nested")
+        if not data or not isinstance(data[0], str):
+            raise CodecError("untagged array")
+        tag = data[0]
+        d = depth + 1
+        if tag == "L":
+            return [self.dec(x, d) for x in data[1:]]
+        if tag == "T":
+            return tuple(self.dec(x, d) for x in data[1:])
+        if tag == "F":
+            return frozenset(self.dec(x, d) for x in data[1:])
+        if tag == "S":
+            return {self.dec(x, d) for x in data[1:]}
+        if tag == "D":
+            if len(data) % 2 != 1:
+                raise CodecError("odd dict")
+            it = iter(data[1:])
+            return {self.dec(k, d): self.dec(v, d) for k, v in zip(it, it, strict=True)}
+        if tag == "E" and len(data) == 3:
+            cls = self.cls(data[1])
+            if not issubclass(cls, Enum):
+                raise CodecError("not an enum")
+            try:
+                return cls(data[2])
+            except ValueError as exc:
+                raise CodecError(str(exc)) from exc
+        if tag == "C" and len(data) >= 2:
+            cls = self.cls(data[1])
+            if not dataclasses.is_dataclass(cls):
+                raise CodecError("not a dataclass")
+            lazy = getattr(cls, "__lazy_fields__", ())
+            names = tuple(n for n in _field_names(cls) if n not in lazy)
+            values = data[2:]
+            if lazy:
+                if not values or not isinstance(values[-1], str):
+                    raise CodecError(f"{cls.__name__}: no lazy part")
+                values = values[:-1]
+            if len(values) != len(names):
+                raise CodecError(f"{cls.__name__}: {len(values)} values for {len(names)} fields")
+            obj = object.__new__(cls)
+            for name, value in zip(names, values, strict=True):
+                object.__setattr__(obj, name, self.dec(value, d))
+            if lazy:
+                obj.__dict__[LAZY_ATTR] = data[-1]
+            return obj
+        raise CodecError(f"unknown tag {tag!r}")
+
+
+def decode(blob: bytes) -> Any:
+    """The object :func:`encode` made; CodecError for anything else (never runs code)."""
+    try:
+        top = json.loads(blob.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError) as exc:
+        raise CodecError(f"not JSON: {exc}") from exc
+    if not isinstance(top, list) or len(top) != 2:
+        raise CodecError("not an evallint encoding")
+    try:
+        return _Decoder(top[0]).dec(top[1])
+    except (TypeError, RecursionError) as exc:  # unhashable keys, absurd nesting
+        raise CodecError(str(exc)) from exc

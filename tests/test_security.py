@@ -1,0 +1,268 @@
+"""The threat model's "nevers", each tried as an attacker with a pull request would.
+
+See docs/security.md. The checked tree is untrusted: nothing in it may run code, hide a
+finding through the cache, aim evallint's writes outside the project, or be read through a
+symlink that leaves the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from evallint import datacodec
+from evallint.cache import MAGIC, Store
+from evallint.cli import main
+from tests.conftest import write_files
+
+DIRTY_JUDGE = "You are a strict judge.\n<answer>{{ output }}</answer>\n{{ system_prompt }}\n"
+
+
+class _OpensAFile:
+    """Unpickling this creates ``marker``: proof that a pickle was loaded."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (str(self.marker), "w"))
+
+
+def check(root: Path, *args: str, key: Path | None = None) -> tuple[int, str, str]:
+    env = {"EVALLINT_CACHE_KEY": str(key)} if key is not None else {}
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        res = CliRunner().invoke(main, ["check", *args], env=env)
+    finally:
+        os.chdir(old)
+    assert "Traceback" not in res.output
+    return res.exit_code, res.stdout, res.stderr
+
+
+def entries(root: Path) -> list[Path]:
+    return [p for p in (root / ".evallint_cache").rglob("*") if p.is_file()
+            and len(p.name) == 64]
+
+
+@pytest.fixture
+def dirty(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write_files(root, {"prompts/judge.j2": DIRTY_JUDGE})
+    return root
+
+
+def test_a_code_running_pickle_in_the_cache_is_never_loaded(dirty: Path, tmp_path: Path) -> None:
+    code, out, _ = check(dirty)
+    assert code == 1 and "EL102" in out
+    marker = tmp_path / "pwned"
+    payload = pickle.dumps(_OpensAFile(marker))
+    planted = entries(dirty)
+    assert planted, "the first run wrote cache entries"
+    for entry in planted:
+        entry.write_bytes(payload)
+    # the same payload in the old (pickle) layout
+    old = dirty / ".evallint_cache" / "v1" / "ab" / ("ab" + "0" * 62)
+    old.parent.mkdir(parents=True)
+    old.write_bytes(payload)
+    code, out, err = check(dirty)
+    assert not marker.exists()
+    assert code == 1 and "EL102" in out and "from cache" not in err
+
+
+def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
+                                                                 tmp_path: Path) -> None:
+    attacker_key = tmp_path / "attacker" / "cache.key"
+    assert check(dirty, key=attacker_key)[0] == 1
+    forged = 0
+    key = attacker_key.read_bytes()
+    for entry in entries(dirty):
+        namespace = entry.parent.parent.name
+        blob = entry.read_bytes()
+        value = datacodec.decode(blob[len(MAGIC) + 65:])
+        if namespace == "files":
+            facts, _findings, sups = value
+            value = (facts, [], sups)  # the attacker drops the finding...
+            forged += 1
+        store = Store(entry.parents[2], key, "")
+        store.put(namespace, entry.name, value)  # ...and signs it with their own key
+    assert forged == 1
+    # With the attacker's own key the forgery would pass: that is what a key outside the
+    # project protects against.
+    _, out, err = check(dirty, key=attacker_key)
+    assert "EL102" not in out and "(1 from cache)" in err
+    code, out, err = check(dirty, key=tmp_path / "victim" / "cache.key")
+    assert code == 1 and "EL102" in out and "from cache" not in err
+
+
+def test_an_entry_edited_without_the_key_is_a_miss(dirty: Path) -> None:
+    check(dirty)
+    (entry,) = [e for e in entries(dirty) if e.parent.parent.name == "files"]
+    blob = entry.read_bytes()
+    head, payload = blob[: len(MAGIC) + 65], blob[len(MAGIC) + 65:]
+    facts, _findings, sups = datacodec.decode(payload)
+    entry.write_bytes(head + datacodec.encode((facts, [], sups)))
+    code, out, err = check(dirty)
+    assert code == 1 and "EL102" in out and "from cache" not in err
+
+
+def test_a_warm_run_reads_its_own_entries(dirty: Path) -> None:
+    cold = check(dirty)
+    warm = check(dirty)
+    assert warm[1] == cold[1] and "(1 from cache)" in warm[2]
+
+
+@pytest.mark.parametrize("value", ["/", "/tmp/elsewhere", "../outside", "a/../../b", "."])
+def test_config_cannot_point_the_cache_outside_the_project(tmp_path: Path, value: str) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": DIRTY_JUDGE,
+                           "pyproject.toml": f"[tool.evallint]\ncache-dir = {json.dumps(value)}\n"})
+    code, _, err = check(tmp_path)
+    assert code == 2 and "cache-dir" in err and "EVALLINT_CACHE_DIR" in err
+
+
+def test_a_cache_folder_elsewhere_comes_from_the_command_line_or_environment(
+        dirty: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "ci-cache"
+    assert check(dirty, "--cache-dir", str(elsewhere))[0] == 1
+    assert (elsewhere / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert any(p.name for p in (elsewhere / "v2" / "files").rglob("*") if p.is_file())
+    assert not (dirty / ".evallint_cache").exists()
+    env_dir = tmp_path / "env-cache"
+    old = Path.cwd()
+    os.chdir(dirty)
+    try:
+        res = CliRunner().invoke(main, ["check"], env={"EVALLINT_CACHE_DIR": str(env_dir)})
+    finally:
+        os.chdir(old)
+    assert res.exit_code == 1 and (env_dir / "CACHEDIR.TAG").exists()
+
+
+def test_a_committed_symlink_cannot_aim_cache_writes_outside(dirty: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "victim-home"
+    outside.mkdir()
+    (dirty / ".evallint_cache").symlink_to(outside, target_is_directory=True)
+    code, out, err = check(dirty)
+    assert code == 1 and "EL102" in out
+    assert "result cache off" in err and "outside the project" in err
+    assert list(outside.iterdir()) == []
+
+
+def test_the_cache_folder_ignores_itself_and_is_tagged(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write_files(root, {"prompts/judge.j2": DIRTY_JUDGE})
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "-C", str(root), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(root), "commit", "-qm", "init"], check=True)
+    assert check(root)[0] == 1
+    assert (root / ".evallint_cache" / "CACHEDIR.TAG").read_text().startswith(
+        "Signature: 8a477f597d28d172789f06886806bc55")
+    status = subprocess.run(["git", "-C", str(root), "status", "--porcelain"],
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""
+
+
+def test_the_key_lives_outside_the_project(dirty: Path) -> None:
+    code, out, err = check(dirty, key=dirty / ".keys" / "cache.key")
+    assert code == 1 and "EL102" in out
+    assert "result cache off" in err and not (dirty / ".keys" / "cache.key").exists()
+    assert not entries(dirty)
+
+
+def test_symlinks_out_of_the_project_are_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write_files(outside, {"secret.j2": "{{ system_prompt }} TOP-SECRET-7781\n"})
+    root = tmp_path / "repo"
+    write_files(root, {"prompts/ok.j2": "Grade <answer>{{ output }}</answer> for {{ input }}\n"})
+    (root / "prompts" / "judge.j2").symlink_to(outside / "secret.j2")
+    (root / "prompts" / "inner_judge.j2").symlink_to(root / "prompts" / "ok.j2")
+    code, out, err = check(root, "--no-cache")
+    assert "TOP-SECRET" not in out + err and "EL102" not in out
+    assert "prompts/judge.j2: not read: a symlink to a file outside the project" in err
+    # Named on the command line (pre-commit passes changed files by name): still not read.
+    code, out, err = check(root, "--no-cache", "prompts/judge.j2")
+    assert code == 2 and "TOP-SECRET" not in out + err
+    # A link that stays inside the project is read as usual.
+    _, out, _ = check(root, "--no-cache", "--show-files")
+    assert "prompts/inner_judge.j2" in out and "prompts/judge.j2" not in out
+
+
+def test_python_with_import_time_side_effects_is_never_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    effect = f"open({str(marker)!r}, 'w').write('x')\n"
+    body = ("import anthropic\n" + effect + "client = anthropic.Anthropic()\n"
+            "def judge(answer):\n"
+            "    return client.messages.create(model='m', max_tokens=5,\n"
+            "        messages=[{'role': 'user', 'content': answer}])\n")
+    write_files(tmp_path, {"loop/judge.py": body, "loop/__init__.py": effect,
+                           "conftest.py": effect, "setup.py": effect,
+                           "notebook.ipynb": json.dumps({
+                               "cells": [{"cell_type": "code", "source": [effect],
+                                          "metadata": {}, "outputs": []}],
+                               "metadata": {}, "nbformat": 4, "nbformat_minor": 5})})
+    code, _, _ = check(tmp_path)
+    assert code in (0, 1)
+    assert not marker.exists()
+
+
+PAYLOADS = [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ cycler.__init__.__globals__.os.system('touch %s') }}",
+    "{% set x = lipsum.__globals__['os'].popen('touch %s').read() %}{{ x }}",
+    "{{ self._TemplateReference__context.cycler.__init__.__globals__.os.system('touch %s') }}",
+]
+
+
+def test_templates_are_parsed_never_rendered_by_check(tmp_path: Path) -> None:
+    marker = tmp_path / "rendered"
+    body = "\n".join(p.replace("%s", str(marker)) for p in PAYLOADS)
+    write_files(tmp_path / "repo", {"prompts/judge.j2": "Grade {{ output }}\n" + body + "\n"})
+    code, _, _ = check(tmp_path / "repo")
+    assert code in (0, 1) and not marker.exists()
+
+
+def test_run_renders_only_in_the_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.executor.cli import run
+
+    marker = tmp_path / "rendered"
+    payload = PAYLOADS[1].replace("%s", str(marker))
+    root = tmp_path / "loop"
+    write_files(root, {
+        "prompts/generator.prompt.j2": "---\nstep: generator\n---\n## User\n{{ input }} "
+                                       + payload + "\n",
+        "prompts/evaluator.prompt.md": "---\nstep: evaluator\n---\n## System\nYou grade. "
+            'Reply with JSON {"score": 0.0, "feedback": "..."}\n## User\n'
+            "<input>{{input}}</input>\n<output>{{output}}</output>\n",
+        "cases.jsonl": json.dumps({"id": "c1", "input": "q"}) + "\n",
+        "evallint.loop.yaml": "generator: {prompt: prompts/generator.prompt.j2, model: "
+            "claude-sonnet-4-6}\nevaluator: {prompt: prompts/evaluator.prompt.md, model: "
+            "claude-haiku-4-5}\npass_threshold: 0.8\nmax_attempts: 2\ncases: cases.jsonl\n"
+            "results: out/results.jsonl\nmax_cost_usd: 1\n",
+    })
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    res = CliRunner().invoke(run, [str(root / "evallint.loop.yaml"), "--dry-run"])
+    assert "Traceback" not in res.output
+    assert not marker.exists()
+    assert res.exit_code == 2 and "unsafe" in res.output
+
+
+def test_a_subprocess_check_of_a_hostile_tree_runs_nothing(tmp_path: Path) -> None:
+    """End to end as CI runs it: a fresh process, cache on, a poisoned pickle committed."""
+    marker = tmp_path / "pwned"
+    root = tmp_path / "repo"
+    write_files(root, {"prompts/judge.j2": DIRTY_JUDGE})
+    env = {**os.environ, "EVALLINT_CACHE_KEY": str(tmp_path / "key")}
+    cmd = [sys.executable, "-m", "evallint", "check"]
+    subprocess.run(cmd, cwd=root, env=env, capture_output=True, check=False)
+    for entry in entries(root):
+        entry.write_bytes(pickle.dumps(_OpensAFile(marker)))
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "EL102" in proc.stdout and not marker.exists()
