@@ -17,11 +17,11 @@ import hashlib
 import hmac
 import os
 import secrets
-import stat
 from pathlib import Path
 from typing import Any
 
 from evallint import datacodec
+from evallint.source import read_bounded
 
 MAGIC = b"evallint-cache 2\n"
 KEY_BYTES = 32
@@ -81,18 +81,9 @@ def load_key(project_root: Path) -> bytes:
 
 
 def _read_regular(path: Path, limit: int) -> bytes | None:
-    """The bytes of a regular file, not following a final symlink; None for anything else
-    (a FIFO or a device planted in the tree must not block or flood the read)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(limit + 1)
-    finally:
-        os.close(fd)
+    """A regular file's bytes (a final symlink is not followed); None when over ``limit``."""
+    data = read_bounded(path, limit, follow=False)
+    return None if len(data) > limit else data
 
 
 def resolve_folder(root: Path, configured: str, override: str | None) -> Path:

@@ -95,6 +95,9 @@ def main() -> None:
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Keep the result cache in this folder (default: cache-dir from config, "
                    "inside the project; env EVALLINT_CACHE_DIR).")
+@click.option("--time-budget", type=click.FloatRange(min=0, min_open=True, max=3600),
+              default=None, help="Seconds one file may take before it is reported as not "
+                                 "analysed (EL901; default 5, or time-budget from config).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
               help="Worker processes (default 0: one per core).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
@@ -120,6 +123,7 @@ def check(
     exit_zero: bool,
     no_cache: bool,
     cache_dir: str | None,
+    time_budget: float | None,
     jobs: int,
     verbose: bool,
     quiet: bool,
@@ -135,6 +139,8 @@ def check(
 
     load_checks()
     cfg = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    if time_budget is not None:
+        cfg.time_budget = time_budget
     metas = all_metas(cfg)
     enabled = enabled_codes(cfg, metas, _split(select), _split(extend_select), _split(ignore))
     targets = list(paths) or ["."]

@@ -64,6 +64,10 @@ class Config:
     output_format: str = "text"
     cache_dir: str = ".evallint_cache"
     max_file_size: int = 2_000_000
+    # Wall-clock seconds one file may take in a worker, and the project analysis as a whole;
+    # past them the file is EL901 ("not analysed") and the run goes on.
+    time_budget: float = 5.0
+    project_time_budget: float = 60.0
     respect_gitignore: bool = True
     extract_functions: list[str] = field(default_factory=list)
     evaluator_functions: list[str] = field(default_factory=list)
@@ -104,7 +108,8 @@ _LIST_KEYS = {
 }
 _SCALAR_KEYS = {
     "fail-on": str, "output-format": str, "cache-dir": str, "max-file-size": int,
-    "respect-gitignore": bool, "lock-file": str,
+    "respect-gitignore": bool, "lock-file": str, "time-budget": float,
+    "project-time-budget": float,
 }
 _TABLE_KEYS = {"per-file-ignores", "roles", "aliases", "severity", "rules"}
 _ARRAY_TABLE_KEYS = {"legitimate"}
@@ -180,8 +185,14 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
             setattr(cfg, attr, list(value))
         elif key in _SCALAR_KEYS:
             want = _SCALAR_KEYS[key]
+            if want is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
             if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-                raise ConfigError(f"{where}: '{raw_key}' must be a {want.__name__}")
+                raise ConfigError(f"{where}: '{raw_key}' must be a "
+                                  f"{'number' if want is float else want.__name__}")
+            if isinstance(value, float) and not 0 < value <= 3600:
+                raise ConfigError(f"{where}: '{raw_key}' must be a number of seconds, "
+                                  "more than 0 and at most 3600")
             setattr(cfg, attr, value)
         elif key in _TABLE_KEYS:
             if not isinstance(value, dict):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -57,10 +58,24 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 class _Encoder:
+    """Encodes by exact type through a table of per-type handlers (built once per class), the
+    hot path of writing the cache."""
+
     def __init__(self) -> None:
         self.classes: list[str] = []
         self.index: dict[type, int] = {}
+        enc = self.enc
+        self.handlers: dict[type, Callable[[Any], Any]] = {
+            list: lambda o: ["L", *map(enc, o)],
+            tuple: lambda o: ["T", *map(enc, o)],
+            frozenset: lambda o: ["F", *map(enc, o)],
+            set: lambda o: ["S", *map(enc, o)],
+            dict: self._dict,
+        }
 
     def cls(self, cls: type) -> int:
         i = self.index.get(cls)
@@ -72,36 +87,46 @@ class _Encoder:
             self.classes.append(f"{module}:{cls.__qualname__}")
         return i
 
+    def _dict(self, obj: dict[Any, Any]) -> list[Any]:
+        enc = self.enc
+        flat: list[Any] = ["D"]
+        for k, v in obj.items():
+            flat.append(enc(k))
+            flat.append(enc(v))
+        return flat
+
+    def _handler(self, t: type) -> Callable[[Any], Any]:
+        enc = self.enc
+        if issubclass(t, Enum):  # str-valued enums are str subclasses: before the scalars
+            i = self.cls(t)
+            handler: Callable[[Any], Any] = lambda o: ["E", i, o.value]  # noqa: E731
+        elif dataclasses.is_dataclass(t):
+            i = self.cls(t)
+            lazy: tuple[str, ...] = getattr(t, "__lazy_fields__", ())
+            names = [n for n in _field_names(t) if n not in lazy]
+            if lazy:
+                def handler(o: Any) -> Any:
+                    inner = encode(tuple(getattr(o, n) for n in lazy))
+                    return ["C", i, *[enc(getattr(o, n)) for n in names],
+                            inner.decode("utf-8", "surrogatepass")]
+            else:
+                def handler(o: Any) -> Any:
+                    return ["C", i, *[enc(getattr(o, n)) for n in names]]
+        elif issubclass(t, _SCALARS) or t in self.handlers:
+            raise CodecError(f"cannot encode a subclass {t.__name__}")
+        else:
+            raise CodecError(f"cannot encode a {t.__name__}")
+        self.handlers[t] = handler
+        return handler
+
     def enc(self, obj: Any) -> Any:
-        if isinstance(obj, Enum):  # first: str-valued enums are str too
-            return ["E", self.cls(type(obj)), obj.value]
-        if obj is None or isinstance(obj, (str, bool, int, float)):
+        t = type(obj)
+        if t is str or t is int or t is bool or t is float or obj is None:
             return obj
-        if isinstance(obj, list):
-            return ["L", *map(self.enc, obj)]
-        if isinstance(obj, tuple):
-            return ["T", *map(self.enc, obj)]
-        if isinstance(obj, frozenset):
-            return ["F", *map(self.enc, obj)]
-        if isinstance(obj, set):
-            return ["S", *map(self.enc, obj)]
-        if isinstance(obj, dict):
-            flat: list[Any] = ["D"]
-            for k, v in obj.items():
-                flat.append(self.enc(k))
-                flat.append(self.enc(v))
-            return flat
-        cls = type(obj)
-        if dataclasses.is_dataclass(obj):
-            lazy: tuple[str, ...] = getattr(cls, "__lazy_fields__", ())
-            if not lazy:
-                return ["C", self.cls(cls),
-                        *(self.enc(getattr(obj, n)) for n in _field_names(cls))]
-            eager = [self.enc(getattr(obj, n)) for n in _field_names(cls) if n not in lazy]
-            inner = encode(tuple(getattr(obj, n) for n in lazy)).decode("utf-8",
-                                                                       "surrogatepass")
-            return ["C", self.cls(cls), *eager, inner]
-        raise CodecError(f"cannot encode a {cls.__name__}")
+        handler = self.handlers.get(t)
+        if handler is None:
+            handler = self._handler(t)
+        return handler(obj)
 
 
 def encode(obj: Any) -> bytes:

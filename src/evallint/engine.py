@@ -7,12 +7,10 @@ facts of every file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import multiprocessing
 import os
-import sys
-from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,13 +39,14 @@ from evallint.registry import (
     load_checks,
     selected_codes,
 )
-from evallint.source import SourceError, decode
+from evallint.source import SourceError, decode, read_bounded
+from evallint.workers import BudgetExceeded, Failure, supervise, time_limit
 
 UNPARSABLE = "EL901"
 UNUSED_SUPPRESSION = "EL902"
 UNKNOWN_SUPPRESSION = "EL903"
 UNREASONED_SUPPRESSION = "EL904"
-PARALLEL_THRESHOLD = 48  # below this many files a pool costs more than it saves
+PARALLEL_THRESHOLD = 48  # below this many files one worker process does it all
 
 
 @dataclass
@@ -60,6 +59,7 @@ class FileResult:
     suppressions: list[suppress.Suppression]
     internal_error: str | None = None
     cached: bool = False
+    cacheable: bool = True
 
 
 @dataclass
@@ -92,7 +92,7 @@ class _Analyzer:
 
     def analyze(self, task: FileTask) -> FileResult:
         try:
-            data = Path(task.abspath).read_bytes()
+            data = read_bounded(task.abspath, self.config.max_file_size)
         except OSError as exc:
             return self._unparsable(task, f"cannot read file: {exc.strerror or exc}", Pos(1, 1))
         return self.analyze_bytes(task, data)
@@ -140,18 +140,37 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-_WORKER: _Analyzer | None = None
+Job = FileTask | tuple[FileTask, bytes]  # a file to read, or a name and its text (stdin)
 
 
-def _init_worker(config: Config, enabled: set[str]) -> None:
-    global _WORKER
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    _WORKER = _Analyzer(config, enabled)
+def _analyzer_for(config: Config, enabled: set[str]) -> Callable[[Job], FileResult]:
+    """A worker's per-file function (module level so that it also pickles for ``spawn``)."""
+    analyzer = _Analyzer(config, enabled)
+
+    def handle(job: Job) -> FileResult:
+        if isinstance(job, tuple):
+            return analyzer.analyze_bytes(*job)
+        return analyzer.analyze(job)
+
+    return handle
 
 
-def _work(task: FileTask) -> FileResult:
-    assert _WORKER is not None
-    return _WORKER.analyze(task)
+def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
+                       workers: int) -> list[FileResult]:
+    """Analyse ``tasks`` in supervised worker processes (see :mod:`evallint.workers`): a file
+    that kills its worker or runs past the time budget is EL901 for that file alone."""
+    out: list[FileResult | None] = [None] * len(tasks)
+    reporter: _Analyzer | None = None
+    setup = functools.partial(_analyzer_for, config, enabled)
+    for i, res in supervise(tasks, setup, workers=workers, budget=config.time_budget):
+        if isinstance(res, Failure):
+            reporter = reporter or _Analyzer(config, enabled)
+            job = tasks[i]
+            res = reporter._unparsable(job[0] if isinstance(job, tuple) else job, res.message,
+                                       None)
+            res.cacheable = False  # a timeout depends on the machine's load
+        out[i] = res
+    return [r for r in out if r is not None]
 
 
 def _code_salt() -> str:
@@ -210,7 +229,7 @@ def run_stdin(name: str, data: bytes, config: Config, enabled: set[str]) -> RunR
     if kind is None:
         return RunResult(findings=[], files=[])
     task = FileTask(path=name, abspath=str(Path(name).resolve()), kind=kind)
-    result = _Analyzer(config, enabled).analyze_bytes(task, data)
+    (result,) = analyze_supervised([(task, data)], config, enabled, 1)
     return _finish([result], config, all_metas(config), enabled, 0)
 
 
@@ -243,7 +262,7 @@ def run_check(
         key = None
         if cache is not None:
             try:
-                data = Path(task.abspath).read_bytes()
+                data = read_bounded(task.abspath, config.max_file_size)
             except OSError:
                 todo.append((i, None))
                 continue
@@ -256,24 +275,14 @@ def run_check(
         todo.append((i, key))
 
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    fresh: Iterable[FileResult]
     todo_tasks = [tasks[i] for i, _ in todo]
-    if workers > 1 and len(todo_tasks) >= PARALLEL_THRESHOLD:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-        with ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context(method),
-            initializer=_init_worker,
-            initargs=(config, enabled),
-        ) as pool:
-            chunk = max(1, len(todo_tasks) // (workers * 8))
-            fresh = list(pool.map(_work, todo_tasks, chunksize=chunk))
-    else:
-        analyzer = _Analyzer(config, enabled)
-        fresh = [analyzer.analyze(t) for t in todo_tasks]
+    if len(todo_tasks) < PARALLEL_THRESHOLD:
+        workers = 1
+    fresh = analyze_supervised(list(todo_tasks), config, enabled, workers)
     for (i, key), res in zip(todo, fresh, strict=True):
         results[i] = res
-        if cache is not None and key is not None and not res.internal_error:
+        if (cache is not None and key is not None and not res.internal_error
+                and res.cacheable):
             cache.put("files", key, (res.facts, res.findings, res.suppressions))
 
     final = [r for r in results if r is not None]
@@ -312,15 +321,23 @@ def _finish(
     ctx = Context(config, metas, enabled)
     ctx.cache = cache
     by_path: dict[str, list[Finding]] = {r.task.path: list(r.findings) for r in results}
-    for check in PROJECT_CHECKS:
-        if not (set(check.codes) & enabled):
-            continue
-        try:
-            for f in check.fn(project, ctx):
-                if f.code in enabled:
-                    by_path.setdefault(f.path, []).append(f)
-        except Exception as exc:
-            tool_errors.append(f"internal error in project check {check.codes}: {_describe(exc)}")
+    try:
+        with time_limit(config.project_time_budget):
+            for check in PROJECT_CHECKS:
+                if not (set(check.codes) & enabled):
+                    continue
+                try:
+                    for f in check.fn(project, ctx):
+                        if f.code in enabled:
+                            by_path.setdefault(f.path, []).append(f)
+                except Exception as exc:
+                    tool_errors.append(f"internal error in project check {check.codes}: "
+                                       f"{_describe(exc)}")
+    except BudgetExceeded:
+        tool_errors.append(
+            f"the project analysis took longer than its time budget of "
+            f"{config.project_time_budget:g} s (project-time-budget): cross-file findings are "
+            "incomplete")
 
     out: list[Finding] = []
     sups_by_path = {r.task.path: r.suppressions for r in results}

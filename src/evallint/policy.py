@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from evallint.config import Config, ConfigError
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Severity
+from evallint.frontend import ParseError
+from evallint.frontends.marks import load_yaml
 from evallint.models import normalize
+from evallint.source import DEFAULT_MAX_BYTES, read_bounded
 
 if TYPE_CHECKING:
     from evallint.registry import Context, RuleMeta
@@ -50,13 +51,14 @@ class PolicyRule:
 def load_policy_file(path: Path, where: str) -> list[PolicyRule]:
     """Read and validate one pack; errors name the file and, where known, the line."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_bounded(path, DEFAULT_MAX_BYTES).decode("utf-8")).data
     except OSError as exc:
-        raise ConfigError(f"{where}: policy pack {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: invalid YAML in policy pack") from None
+        raise ConfigError(f"{where}: policy pack {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: policy pack is not UTF-8 text") from None
+    except ParseError as exc:
+        raise ConfigError(f"{path}:{exc.line}: invalid YAML in policy pack: {exc.message}") \
+            from None
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise ConfigError(f"{path}: a policy pack is a mapping with a 'rules' list")
     out = []

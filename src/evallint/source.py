@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,10 +53,35 @@ def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
         ) from None
 
 
+def read_bounded(path: Path | str, limit: int, *, follow: bool = True) -> bytes:
+    """At most ``limit + 1`` bytes of a regular file (one byte more, so that callers can tell
+    an oversized file). The checked tree is untrusted: a FIFO would block a plain read and a
+    device such as ``/dev/zero`` would never end, so anything but a regular file is an OSError.
+    ``follow=False`` refuses a final symlink too."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_source(path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceFile:
     """Read and decode one file; OS errors become :class:`SourceError` too."""
     try:
-        data = path.read_bytes()
+        data = read_bounded(path, max_bytes)
     except OSError as exc:
         raise SourceError(f"cannot read file: {exc.strerror or exc}") from None
     return SourceFile(path=path, rel=rel, text=decode(data, max_bytes), data=data)

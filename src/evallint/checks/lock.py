@@ -12,6 +12,7 @@ from evallint.frontend import ParseError
 from evallint.frontends.marks import load_yaml
 from evallint.lockfile import current_pins, lock_path, sha256_of
 from evallint.registry import Context, Project, project_check
+from evallint.source import read_bounded
 
 
 def _display(path: Path) -> str:
@@ -27,7 +28,7 @@ def pinned_files(project: Project, ctx: Context) -> Iterator[Finding]:
         return
     shown = _display(target)
     try:
-        doc = load_yaml(target.read_text(encoding="utf-8"))
+        doc = load_yaml(read_bounded(target, ctx.config.max_file_size).decode("utf-8"))
     except (OSError, UnicodeDecodeError):
         return
     except ParseError as exc:

@@ -72,6 +72,7 @@ def load_yaml(text: str, line_offset: int = 0) -> Doc:
         node = loader.get_single_node()
         if node is None:
             return Doc(None)
+        _check_graph(node, line_offset)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -82,11 +83,64 @@ def load_yaml(text: str, line_offset: int = 0) -> Doc:
         raise ParseError(f"invalid YAML: {exc}", 1 + line_offset) from None
     except (ValueError, TypeError, OverflowError) as exc:  # e.g. odd timestamps, unhashable keys
         raise ParseError(f"invalid YAML value: {exc}", 1 + line_offset) from None
+    except RecursionError:
+        raise ParseError(f"YAML nested too deeply to read (over {MAX_YAML_DEPTH} levels)",
+                         1 + line_offset) from None
     finally:
         loader.dispose()
     doc = Doc(data)
     _walk(node, (), doc, line_offset, set())
     return doc
+
+
+MAX_YAML_NODES = 100_000  # after aliases are expanded; real configs have a few thousand
+MAX_YAML_DEPTH = 100
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_graph(root: yaml.Node, offset: int) -> None:
+    """Refuse a document whose aliases expand past :data:`MAX_YAML_NODES` nodes (an alias
+    bomb: 0.2 KB that would expand to billions), that refers to itself, or that nests deeper
+    than :data:`MAX_YAML_DEPTH`, before anything walks the expanded data. Counts each node's
+    expanded size once (memoised over the node graph, an explicit stack): linear in the text."""
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 0, False)]
+    while stack:
+        node, depth, closing = stack.pop()
+        key = id(node)
+        if closing:
+            open_nodes.discard(key)
+            total = 1 + sum(size[id(child)] for child in _children(node))
+            if total > MAX_YAML_NODES:
+                raise _refuse(f"YAML aliases expand to more than {MAX_YAML_NODES:,} nodes "
+                              "(an alias bomb?): not read", node, offset)
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            raise _refuse("YAML alias refers to a node that contains it: not read", node,
+                          offset)
+        if depth > MAX_YAML_DEPTH:
+            raise _refuse(f"YAML nested more than {MAX_YAML_DEPTH} levels deep: not read", node,
+                          offset)
+        open_nodes.add(key)
+        stack.append((node, depth, True))
+        stack.extend((child, depth + 1, False) for child in _children(node)
+                     if id(child) not in size)
+
+
+def _refuse(message: str, node: yaml.Node, offset: int) -> ParseError:
+    where = _p(node.start_mark, offset)
+    return ParseError(message, where.line, where.column)
 
 
 def _p(mark: Any, offset: int) -> Pos:
@@ -155,7 +209,7 @@ class _JsonReader:
         return i
 
     def value(self, i: int, at: PathT, depth: int = 0) -> tuple[Any, int]:
-        if depth > 500:
+        if depth > 200:  # two frames a level: stays well inside the default recursion limit
             raise self.fail("nested too deeply", i)
         i = self.skip(i)
         if i >= len(self.text):

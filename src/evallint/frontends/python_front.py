@@ -163,8 +163,12 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
     module's syntax error is left for libcst to report, at Python's own position."""
     while True:
         try:
-            return ast.parse(code)
+            tree = ast.parse(code)
         except SyntaxError as err:
+            if "too many nested" in err.msg:  # Python's own bound: never hand it to libcst
+                where = joined.pos(err.lineno or 1, 0) if joined else Pos(err.lineno or 1, 1)
+                raise ParseError(f"Python syntax error: {err.msg}", where.line, where.column,
+                                 where.cell) from None
             if joined is None:
                 return None
             where = joined.pos(err.lineno or 1, max(0, (err.offset or 1) - 1))
@@ -173,8 +177,37 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
             skipped.append((where, err.msg))
             joined.blank(where.cell)
             code = joined.code
-        except (ValueError, RecursionError, MemoryError):
+        except (RecursionError, MemoryError):
+            raise ParseError("too deeply nested for Python's own parser (a very long operator "
+                             "or attribute chain?)") from None
+        except ValueError:
             return None
+        else:
+            _check_shape(tree)
+            return tree
+
+
+MAX_DEPTH = 150  # syntax-tree depth; real code stays far below, libcst's recursion does not
+MAX_NODES = 400_000  # about a 2 MB file of dense code
+
+
+def _check_shape(tree: ast.AST) -> None:
+    """Refuse trees deeper or larger than the analysis is built for, before libcst and the
+    recursive walks see them (an explicit stack: this check itself cannot overflow)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH:
+            line = getattr(node, "lineno", 1)
+            raise ParseError(f"nested more than {MAX_DEPTH} levels deep: too deep to analyse",
+                             line, getattr(node, "col_offset", 0) + 1)
+        if nodes > MAX_NODES:
+            raise ParseError(f"more than {MAX_NODES:,} syntax nodes: too large to analyse")
+        # libcst nests ``a and b and c`` pairwise where ``ast`` keeps one flat node
+        step = len(node.values) if isinstance(node, ast.BoolOp) else 1
+        stack.extend((child, depth + step) for child in ast.iter_child_nodes(node))
 
 
 def _syntax_error(code: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:

@@ -1,0 +1,203 @@
+"""Supervised worker processes: one hostile file cannot crash, stall or empty a run.
+
+A file in a pull request can make a parser recurse until the C stack overflows (a segfault no
+``except`` catches) or run for minutes. So files are analysed in child processes, one file at a
+time per worker, under a wall-clock budget watched by the parent. A worker that dies is
+replaced and the file it held is reported by name; a worker past the budget is killed, replaced,
+and its file reported the same way. Every other file's results come back as usual.
+
+The project-wide analysis runs in the parent; :func:`time_limit` bounds it with a timer signal.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import multiprocessing
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class BudgetExceeded(BaseException):
+    """Raised inside a :func:`time_limit` block when its time is up (a BaseException, so
+    that the ``except Exception`` around each check cannot swallow it and carry on)."""
+
+
+@dataclass
+class Failure:
+    """Why a task has no result: the worker died, or ran past the budget."""
+
+    message: str
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _serve(conn: Connection, setup: Callable[[], Callable[[Any], Any]]) -> None:
+    """A worker's loop: build the analyser once, then answer one task per message."""
+    faulthandler.disable()  # a crash is the parent's to report, by file name, not a C dump
+    try:
+        handle = setup()
+    except BaseException as exc:
+        conn.send(("setup-failed", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", None))
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        index, task = msg
+        try:
+            result = handle(task)
+            conn.send((index, result))
+        except Exception as exc:  # a result that cannot travel (deep nesting) or a bug
+            conn.send((index, Failure(f"{type(exc).__name__}: {exc}")))
+
+
+class _Slot(Generic[T]):
+    def __init__(self, ctx: Any, setup: Callable[[], Callable[[T], Any]]) -> None:
+        parent, child = ctx.Pipe()
+        self.conn: Connection = parent
+        self.process = ctx.Process(target=_serve, args=(child, setup), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: tuple[int, T] | None = None
+        self.started = 0.0
+        self.ready = False
+
+    def send(self, index: int, task: T) -> None:
+        self.task = (index, task)
+        self.started = time.monotonic()
+        self.conn.send((index, task))
+
+    def stop(self, kill: bool = False) -> None:
+        if kill and self.process.is_alive():
+            self.process.kill()
+        else:
+            with suppress(OSError):
+                self.conn.send(None)
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+        self.conn.close()
+
+
+def _exit_reason(process: Any) -> str:
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exit status {code}"
+
+
+class SetupError(Exception):
+    """The workers could not start (the message says why); a tool error, not a finding."""
+
+
+def supervise(tasks: list[T], setup: Callable[[], Callable[[T], R]], *, workers: int,
+              budget: float) -> Iterator[tuple[int, R | Failure]]:
+    """Run ``setup()(task)`` for every task in ``workers`` child processes and yield
+    ``(index, result)`` as results arrive; a task whose worker died or ran past ``budget``
+    seconds yields a :class:`Failure` instead."""
+    if not tasks:
+        return
+    ctx = _context()
+    pending: deque[tuple[int, T]] = deque(enumerate(tasks))
+    slots: list[_Slot[T]] = [_Slot(ctx, setup) for _ in range(max(1, min(workers, len(tasks))))]
+    try:
+        while pending or any(s.task is not None for s in slots):
+            for s in slots:
+                if s.ready and s.task is None and pending:
+                    s.send(*pending.popleft())
+            now = time.monotonic()
+            busy = [s for s in slots if s.task is not None]
+            waits = [budget - (now - s.started) for s in busy]
+            timeout = max(0.0, min(waits)) if waits else None
+            ready = wait([s.conn for s in slots] + [s.process.sentinel for s in slots], timeout)
+            now = time.monotonic()
+            for i, s in enumerate(slots):
+                outcome = _poll(s, ready, now, budget)
+                if outcome is None:
+                    continue
+                kind, value = outcome
+                if kind == "result":
+                    yield value
+                    continue
+                # The worker is gone or hopeless: report its file, start another.
+                if s.task is not None:
+                    yield s.task[0], Failure(value)
+                elif kind == "setup":
+                    raise SetupError(value)
+                s.stop(kill=True)
+                slots[i] = _Slot(ctx, setup)
+    finally:
+        for s in slots:
+            s.stop(kill=s.task is not None)
+
+
+def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
+          ) -> tuple[str, Any] | None:
+    """What happened to slot ``s``: a result, a death, a timeout, or nothing yet."""
+    if s.conn in ready:
+        try:
+            index, value = s.conn.recv()
+        except (EOFError, OSError):
+            s.process.join(timeout=5)
+            return "died", f"the analysis process died ({_exit_reason(s.process)}) while " \
+                           "reading this file"
+        if index == "ready":
+            s.ready = True
+            return None
+        if index == "setup-failed":
+            return "setup", f"a worker process could not start: {value}"
+        s.task = None
+        return "result", (index, value)
+    if s.process.sentinel in ready:
+        s.process.join(timeout=5)
+        if s.task is None and not s.ready:
+            return "setup", f"a worker process exited on start ({_exit_reason(s.process)})"
+        return "died", f"the analysis process died ({_exit_reason(s.process)}) while reading " \
+                       "this file"
+    if s.task is not None and now - s.started >= budget:
+        return "timeout", f"not analysed: it took longer than the time budget of {budget:g} s " \
+                          "per file (time-budget)"
+    return None
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`BudgetExceeded` in the block after ``seconds`` of wall time (main thread
+    only, where a timer signal can interrupt Python code; elsewhere the block is unbounded)."""
+    if (seconds <= 0 or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise BudgetExceeded()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
