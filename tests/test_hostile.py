@@ -133,7 +133,10 @@ def test_a_huge_line_with_an_sdk_call_finishes_within_the_budget(tmp_path: Path)
     proc = cli(tmp_path, "--time-budget", "2")
     took = time.perf_counter() - start
     assert proc.returncode == 1 and "prompts/dirty.j2:3:4: EL102" in proc.stdout
-    assert "huge.py:" in proc.stdout and "EL901" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    # Either analysed within the budget or reported as not analysed, naming the budget.
+    huge = [ln for ln in proc.stdout.splitlines() if ln.startswith("huge.py:")]
+    assert all("time budget of 2 s" in ln for ln in huge if "EL901" in ln)
     assert took < 60
 
 

@@ -241,26 +241,30 @@ def judge(a, b=f(g(1))):
 '''
 
 
-def test_ast_positions_agree_with_libcst_position_provider() -> None:
-    import ast as pyast
-
+def test_call_positions_agree_with_libcst_position_provider() -> None:
+    """The analysis reads ``ast``; its columns (UTF-8 bytes there) must still be the character
+    columns an editor shows, which libcst's PositionProvider computes independently."""
     import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from evallint.pyflow.build import provider_spans
-    from evallint.pyflow.positions import ast_positions
 
     root = Path(__file__).resolve().parents[1] / "fixtures"
     sources = [TRICKY] + [p.read_text() for p in sorted(root.rglob("*.py"))]
     checked = 0
     for code in sources:
-        module = cst.parse_module(code)
-        spans = ast_positions(module, pyast.parse(code), code)
-        assert spans is not None
-        exact = provider_spans(module)
-        for node, (line, col, _end) in spans.items():
-            assert exact[node][:2] == (line, col), (type(node).__name__, code[:40])
-            checked += 1
-    assert checked > 200
+        wrapper = MetadataWrapper(cst.parse_module(code))
+        spans = wrapper.resolve(PositionProvider)
+        exact = {(r.start.line, r.start.column + 1) for n, r in spans.items()
+                 if isinstance(n, cst.Call)}
+        facts = parse_python(SourceFile(Path("m.py"), "m.py", code, code.encode()), Config())
+        assert isinstance(facts, PythonFacts)
+        if not facts.analyzed:
+            continue
+        for fn in facts.functions.values():
+            for call in fn.calls:
+                assert (call.pos.line, call.pos.column) in exact, (call.func, code[:40])
+                checked += 1
+    assert checked > 50
 
 
 def test_an_identifier_libcst_rejects_is_el901_not_a_crash(tmp_path: Path) -> None:

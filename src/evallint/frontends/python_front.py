@@ -12,16 +12,14 @@ import hashlib
 import re
 from pathlib import PurePosixPath
 
-import libcst as cst
-
 from evallint.config import Config
 from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
 from evallint.kinds import FileKind
-from evallint.pyflow.build import Builder, provider_spans
+from evallint.pyflow.build import Builder
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, join_cells
-from evallint.pyflow.positions import ast_positions, needs_analysis
+from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
 # Words that any LLM call, evaluator or model constant evallint can reason about contains.
@@ -110,41 +108,14 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     if joined is not None:
         code = joined.code
     facts.digest = _digest(code)
-    if tree is not None and not force and not needs_analysis(tree, code):
-        facts.imported = imported_modules(code, package)
-        facts.skipped_cells = tuple(skipped)
-        return facts
-    while True:
-        try:
-            module = cst.parse_module(code)
-            break
-        except cst.ParserSyntaxError as exc:
-            line, col, msg = _syntax_error(code, exc)
-        except cst.CSTValidationError as exc:  # the tokenizer and libcst disagree (identifiers)
-            line, col, msg = 1, 0, str(exc)
-            try:
-                ast.parse(code)
-            except SyntaxError as err:
-                line, col = err.lineno or 1, max(0, (err.offset or 1) - 1)
-            except (ValueError, RecursionError, MemoryError):
-                pass
-        except RecursionError:
-            raise ParseError("too deeply nested to parse (recursion limit)") from None
-        where = pos_map(line, col)
-        if joined is None or where.cell is None or any(p.cell == where.cell for p, _ in skipped):
-            raise ParseError(f"Python syntax error: {msg}", where.line, where.column,
-                             where.cell) from None
-        skipped.append((where, msg))
-        joined.blank(where.cell)
-        code = joined.code
-        tree = _ast_tree(code, joined, skipped)
-        code = joined.code
-        facts.digest = _digest(code)
     facts.skipped_cells = tuple(skipped)
+    if tree is None:  # a notebook with no cell left that parses
+        return facts
+    if not force and not needs_analysis(tree, code):
+        facts.imported = imported_modules(code, package)
+        return facts
+    builder = Builder(tree, code, pos_map)
     try:
-        spans = ast_positions(module, tree, code) if tree is not None else None
-        builder = Builder(module, spans if spans is not None else provider_spans(module),
-                          pos_map)
         builder.build(package)
     except RecursionError:
         raise ParseError("too deeply nested to analyse (recursion limit)") from None
@@ -160,40 +131,38 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
               skipped: list[tuple[Pos, str]]) -> ast.Module | None:
     """The ``ast`` tree of ``code``. In a notebook a cell that does not parse is left out
     (IPython runs the others; a notebook is not a module) and recorded in ``skipped``; a
-    module's syntax error is left for libcst to report, at Python's own position."""
+    module's syntax error is a ParseError at Python's own position. None: no cell parses."""
     while True:
         try:
             tree = ast.parse(code)
         except SyntaxError as err:
-            if "too many nested" in err.msg:  # Python's own bound: never hand it to libcst
-                where = joined.pos(err.lineno or 1, 0) if joined else Pos(err.lineno or 1, 1)
+            line, col = err.lineno or 1, max(0, (err.offset or 1) - 1)
+            if joined is None:
+                raise ParseError(f"Python syntax error: {err.msg}", line, col + 1) from None
+            where = joined.pos(line, col)
+            if where.cell is None or any(p.cell == where.cell for p, _ in skipped):
                 raise ParseError(f"Python syntax error: {err.msg}", where.line, where.column,
                                  where.cell) from None
-            if joined is None:
-                return None
-            where = joined.pos(err.lineno or 1, max(0, (err.offset or 1) - 1))
-            if where.cell is None or any(p.cell == where.cell for p, _ in skipped):
-                return None
             skipped.append((where, err.msg))
             joined.blank(where.cell)
             code = joined.code
         except (RecursionError, MemoryError):
             raise ParseError("too deeply nested for Python's own parser (a very long operator "
                              "or attribute chain?)") from None
-        except ValueError:
-            return None
+        except ValueError as err:  # a NUL byte in the source
+            raise ParseError(f"Python source cannot be parsed: {err}") from None
         else:
             _check_shape(tree)
             return tree
 
 
-MAX_DEPTH = 150  # syntax-tree depth; real code stays far below, libcst's recursion does not
+MAX_DEPTH = 150  # syntax-tree depth; real code stays far below, the recursive builder may not
 MAX_NODES = 400_000  # about a 2 MB file of dense code
 
 
 def _check_shape(tree: ast.AST) -> None:
-    """Refuse trees deeper or larger than the analysis is built for, before libcst and the
-    recursive walks see them (an explicit stack: this check itself cannot overflow)."""
+    """Refuse trees deeper or larger than the analysis is built for, before the recursive
+    walks see them (an explicit stack: this check itself cannot overflow)."""
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     nodes = 0
     while stack:
@@ -205,21 +174,7 @@ def _check_shape(tree: ast.AST) -> None:
                              line, getattr(node, "col_offset", 0) + 1)
         if nodes > MAX_NODES:
             raise ParseError(f"more than {MAX_NODES:,} syntax nodes: too large to analyse")
-        # libcst nests ``a and b and c`` pairwise where ``ast`` keeps one flat node
-        step = len(node.values) if isinstance(node, ast.BoolOp) else 1
-        stack.extend((child, depth + step) for child in ast.iter_child_nodes(node))
-
-
-def _syntax_error(code: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
-    """Where the error is, as Python itself reports it (libcst's parser often points at a
-    later token); libcst's position when ``ast`` accepts the code."""
-    try:
-        ast.parse(code)
-    except SyntaxError as err:
-        return err.lineno or 1, max(0, (err.offset or 1) - 1), err.msg
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return exc.raw_line, max(0, exc.raw_column), exc.message
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _digest(code: str) -> str:

@@ -35,7 +35,7 @@ from evallint.pyflow.ir import (
     Step,
     Val,
 )
-from evallint.pyflow.positions import function_role
+from evallint.pyflow.relevance import function_role
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
 from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
 from evallint.roles import name_tokens as _name_tokens

@@ -1,15 +1,19 @@
-"""libcst module -> :mod:`evallint.pyflow.ir`: one recursive pass over the tree, no scope or
-qualified-name metadata (names resolve later from the import-alias table), positions from a
-single ``PositionProvider`` resolution on a wrapper that skips the deep copy."""
+"""``ast`` module -> :mod:`evallint.pyflow.ir`: one recursive pass over the standard tree, no
+scope or qualified-name metadata (names resolve later from the import-alias table).
+
+The analysis needs names, calls, assignments, string constants and positions, which ``ast``
+gives at parse cost; libcst (several times slower to parse, and more again for positions) is
+kept for rewriting source, where its lossless tree is needed. Columns are converted from
+``ast``'s UTF-8 byte offsets to characters, as editors count them.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-
-import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from typing import cast
 
 from evallint.facts import Pos
 from evallint.pyflow.ir import (
@@ -26,13 +30,12 @@ from evallint.pyflow.ir import (
     Step,
     Val,
 )
-from evallint.pyflow.positions import Span
 from evallint.roles import name_tokens
 
 MAX_STR = 400  # characters kept of each string constant (role evidence reads the start)
 MAX_STRINGS = 8
-_ORDER_OPS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
-_MEMBER_OPS = (cst.In, cst.NotIn)
+_ORDER_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_MEMBER_OPS = (ast.In, ast.NotIn)
 _VALIDATE_CALLS = {"isinstance", "parse_obj", "parse_raw", "TypeAdapter", "clamp", "clip"}
 
 PosMap = Callable[[int, int], Pos]
@@ -99,13 +102,14 @@ class _Fn:
 
 
 class Builder:
-    """Builds the facts of one module. ``pos_map`` turns (line, 0-based column) into a Pos."""
+    """Builds the facts of one module. ``pos_map`` turns (line, 0-based column in characters)
+    into a Pos (notebooks map the joined code back to cells)."""
 
-    def __init__(self, module: cst.Module, spans: Mapping[cst.CSTNode, Span],
-                 pos_map: PosMap) -> None:
-        self.positions = spans
-        self.module = module
+    def __init__(self, tree: ast.Module, code: str, pos_map: PosMap) -> None:
+        self.tree = tree
         self.pos_map = pos_map
+        self._lines: list[str] | None = None
+        self._code = code
         self.imports: dict[str, str] = {}
         self.constants: dict[str, Val] = {}
         self.functions: dict[str, FunctionIR] = {}
@@ -114,22 +118,29 @@ class Builder:
 
     # ------------------------------------------------------------------ positions
 
-    def pos(self, node: cst.CSTNode) -> Pos:
-        span = self.positions.get(node)
-        if span is None:
+    def pos(self, node: ast.AST) -> Pos:
+        line: int = getattr(node, "lineno", 0)
+        if not line:
             return Pos(1, 1)
-        return self.pos_map(span[0], span[1])
+        col: int = node.col_offset  # type: ignore[attr-defined]
+        if col:
+            if self._lines is None:
+                self._lines = self._code.splitlines()
+            text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+            if not text.isascii():
+                col = len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+        return self.pos_map(line, col)
 
-    def end_line(self, node: cst.CSTNode) -> int:
-        span = self.positions.get(node)
-        return self.pos_map(span[2], 0).line if span is not None else 0
+    def end_line(self, node: ast.AST) -> int:
+        end = getattr(node, "end_lineno", None)
+        return self.pos_map(end, 0).line if end else 0
 
     # ------------------------------------------------------------------ module
 
     def build(self, package: str) -> None:
         self.package = package
         fn = _Fn("<module>")
-        body = self.block(self.module.body, fn, module_level=True)
+        body = self.block(self.tree.body, fn, module_level=True)
         self.functions["<module>"] = self._finish(fn, (), body, Pos(1, 1))
 
     def _finish(self, fn: _Fn, params: tuple[Param, ...], body: list[Step], pos: Pos,
@@ -138,86 +149,73 @@ class Builder:
                           is_method=is_method, cls=fn.cls, validates=fn.validates, best=fn.best,
                           locals=frozenset(fn.locals))
 
-    def block(self, stmts: Sequence[cst.BaseStatement | cst.BaseSmallStatement], fn: _Fn,
-              module_level: bool = False, cls: str | None = None) -> list[Step]:
+    def block(self, stmts: Sequence[ast.stmt], fn: _Fn, module_level: bool = False,
+              cls: str | None = None) -> list[Step]:
         out: list[Step] = []
         for stmt in stmts:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    self.small(small, fn, out, module_level, cls)
-            elif isinstance(stmt, cst.BaseSmallStatement):
-                self.small(stmt, fn, out, module_level, cls)
-            else:
-                self.compound(stmt, fn, out, module_level, cls)
+            self.statement(stmt, fn, out, module_level, cls)
         return out
 
-    def suite(self, node: cst.BaseSuite, fn: _Fn, module_level: bool = False) -> list[Step]:
-        if isinstance(node, cst.IndentedBlock):
-            return self.block(node.body, fn, module_level)
-        if isinstance(node, cst.SimpleStatementSuite):
-            return self.block(node.body, fn, module_level)
-        return []
+    # ------------------------------------------------------------------ statements
 
-    # ------------------------------------------------------------------ simple statements
-
-    def small(self, node: cst.BaseSmallStatement, fn: _Fn, out: list[Step], module_level: bool,
-              cls: str | None) -> None:
-        if isinstance(node, cst.Assign):
+    def statement(self, node: ast.stmt, fn: _Fn, out: list[Step], module_level: bool,
+                  cls: str | None) -> None:
+        if isinstance(node, ast.Assign):
             value = self.expr(node.value, fn)
             targets: list[str] = []
             weak = False
             for t in node.targets:
-                names, w = self.target_names(t.target)
+                names, w = self.target_names(t)
                 targets.extend(names)
                 weak = weak or w
                 if module_level or cls:
-                    self.record_constant(t.target, node.value, value, cls, fn)
-                self.init_attr(t.target, node.value, value, fn)
+                    self.record_constant(t, node.value, value, cls, fn)
+                self.init_attr(t, value, fn)
             self._note_names(targets, fn)
             out.append(Assign(tuple(targets), value, self.pos(node), weak=weak))
-        elif isinstance(node, cst.AnnAssign):
+        elif isinstance(node, ast.AnnAssign):
             if node.value is None:
                 return
             value = self.expr(node.value, fn)
             names, weak = self.target_names(node.target)
             if module_level or cls:
                 self.record_constant(node.target, node.value, value, cls, fn)
-            self.init_attr(node.target, node.value, value, fn)
+            self.init_attr(node.target, value, fn)
             self._note_names(names, fn)
             out.append(Assign(tuple(names), value, self.pos(node), weak=weak))
-        elif isinstance(node, cst.AugAssign):
+        elif isinstance(node, ast.AugAssign):
             value = self.expr(node.value, fn)
             names, _ = self.target_names(node.target)
             out.append(Assign(tuple(names), value, self.pos(node), aug=True))
-        elif isinstance(node, cst.Expr):
+        elif isinstance(node, ast.Expr):
             out.append(ExprStep(self.expr(node.value, fn), self.pos(node)))
-        elif isinstance(node, cst.Return):
+        elif isinstance(node, ast.Return):
             val = self.expr(node.value, fn) if node.value is not None else EMPTY
             out.append(Return(val, self.pos(node)))
-        elif isinstance(node, cst.Raise):
+        elif isinstance(node, ast.Raise):
             if node.exc is not None:
                 out.append(ExprStep(self.expr(node.exc, fn), self.pos(node)))
             out.append(Exit("raise", self.pos(node)))
-        elif isinstance(node, cst.Break):
+        elif isinstance(node, ast.Break):
             out.append(Exit("break", self.pos(node)))
-        elif isinstance(node, cst.Continue):
+        elif isinstance(node, ast.Continue):
             out.append(Exit("continue", self.pos(node)))
-        elif isinstance(node, cst.Assert):
+        elif isinstance(node, ast.Assert):
             test = self.expr(node.test, fn)
             if test.compares or test.chained:
                 fn.validates = True
             out.append(ExprStep(test, self.pos(node)))
-        elif isinstance(node, cst.Import):
+        elif isinstance(node, ast.Import):
             for alias in node.names:
-                full = _dotted(alias.name)
-                if not full:
-                    continue
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.imports[alias.asname.name.value] = full
+                full = alias.name
+                if alias.asname:
+                    self.imports[alias.asname] = full
                 else:
                     self.imports[full.split(".")[0]] = full.split(".")[0]
-        elif isinstance(node, cst.ImportFrom):
+        elif isinstance(node, ast.ImportFrom):
             self.import_from(node)
+        else:
+            self.compound(node, fn, out, module_level, cls)
 
     def _note_names(self, names: Sequence[str], fn: _Fn) -> None:
         for n in names:
@@ -226,70 +224,63 @@ class Builder:
             if "best" in name_tokens(n):
                 fn.best = True
 
-    def import_from(self, node: cst.ImportFrom) -> None:
-        base = _dotted(node.module) if node.module is not None else ""
-        dots = len(node.relative)
+    def import_from(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        dots = node.level
         if dots:
             parts = self.package.split(".") if self.package else []
             keep = parts[: max(0, len(parts) - (dots - 1))]
             base = ".".join([*keep, base] if base else keep)
-        if isinstance(node.names, cst.ImportStar):
-            return
         for alias in node.names:
-            name = _dotted(alias.name)
-            if not name:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
+            name = alias.name
+            if name == "*":
+                return
+            local = alias.asname or name
             self.imports[local] = f"{base}.{name}" if base else name
 
-    def target_names(self, target: cst.BaseExpression) -> tuple[list[str], bool]:
+    def target_names(self, target: ast.expr) -> tuple[list[str], bool]:
         """Names an assignment target binds; ``weak`` for element targets (``d[k] = v``)."""
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if isinstance(target, (ast.Tuple, ast.List)):
             names: list[str] = []
-            for el in target.elements:
-                sub, _ = self.target_names(el.value)
+            for el in target.elts:
+                sub, _ = self.target_names(el)
                 names.extend(sub)
             return names, False
-        if isinstance(target, cst.StarredElement):
+        if isinstance(target, ast.Starred):
             return self.target_names(target.value)
-        if isinstance(target, cst.Subscript):
+        if isinstance(target, ast.Subscript):
             path = self.path_of(target.value)
             return ([path] if path else []), True
         path = self.path_of(target)
         return ([path] if path else []), False
 
-    def record_constant(self, target: cst.BaseExpression, node: cst.BaseExpression, value: Val,
-                        cls: str | None, fn: _Fn) -> None:
-        if not isinstance(target, cst.Name):
+    def record_constant(self, target: ast.expr, node: ast.expr, value: Val, cls: str | None,
+                        fn: _Fn) -> None:
+        if not isinstance(target, ast.Name):
             return
-        name = f"{cls}.{target.value}" if cls else target.value
+        name = f"{cls}.{target.id}" if cls else target.id
         self.constants[name] = value
         if value.calls and fn.name == "<module>":
             self.owners[name] = fn.name
         else:
             self.owners.pop(name, None)
-        if isinstance(node, cst.Dict):
+        if isinstance(node, ast.Dict):
             self.dict_constants(name, node)
 
-    def dict_constants(self, prefix: str, node: cst.Dict) -> None:
-        for el in node.elements:
-            if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                key = el.key.evaluated_value
-                if isinstance(key, str):
-                    self.constants[f"{prefix}.{key}"] = self.expr(el.value, _Fn("<const>"))
-                    if isinstance(el.value, cst.Dict):
-                        self.dict_constants(f"{prefix}.{key}", el.value)
+    def dict_constants(self, prefix: str, node: ast.Dict) -> None:
+        for key, val in zip(node.keys, node.values, strict=True):
+            if _str_const(key) is not None:
+                self.constants[f"{prefix}.{_str_const(key)}"] = self.expr(val, _Fn("<const>"))
+                if isinstance(val, ast.Dict):
+                    self.dict_constants(f"{prefix}.{_str_const(key)}", val)
 
-    def init_attr(self, target: cst.BaseExpression, node: cst.BaseExpression, value: Val,
-                  fn: _Fn) -> None:
+    def init_attr(self, target: ast.expr, value: Val, fn: _Fn) -> None:
         """``self.x = ...`` in ``__init__`` makes ``Class.x`` resolvable (defaults of params)."""
         if fn.cls is None or not fn.name.endswith(".__init__"):
             return
-        if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == "self"):
-            key = f"{fn.cls}.{target.attr.value}"
+        if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self"):
+            key = f"{fn.cls}.{target.attr}"
             if key not in self.constants:
                 self.constants[key] = value
                 if value.calls:
@@ -297,21 +288,21 @@ class Builder:
 
     # ------------------------------------------------------------------ compound statements
 
-    def compound(self, node: cst.BaseStatement, fn: _Fn, out: list[Step], module_level: bool,
+    def compound(self, node: ast.stmt, fn: _Fn, out: list[Step], module_level: bool,
                  cls: str | None) -> None:
-        if isinstance(node, cst.FunctionDef):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(node, fn, cls)
-        elif isinstance(node, cst.ClassDef):
-            name = node.name.value
-            self.block(node.body.body, _Fn(f"<class {name}>"), module_level=False, cls=name)
-        elif isinstance(node, cst.If):
+        elif isinstance(node, ast.ClassDef):
+            self.block(node.body, _Fn(f"<class {node.name}>"), module_level=False,
+                       cls=node.name)
+        elif isinstance(node, ast.If):
             out.append(self.if_stmt(node, fn, module_level))
-        elif isinstance(node, (cst.For, cst.While)):
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             fn.loops += 1
             loop_id = fn.loops
-            lbody = self.suite(node.body, fn, module_level)
-            lelse = self.suite(node.orelse.body, fn, module_level) if node.orelse else []
-            if isinstance(node, cst.For):
+            lbody = self.block(node.body, fn, module_level)
+            lelse = self.block(node.orelse, fn, module_level)
+            if isinstance(node, (ast.For, ast.AsyncFor)):
                 targets, _ = self.target_names(node.target)
                 self._note_names(targets, fn)
                 out.append(Loop(loop_id, "for", tuple(targets), self.expr(node.iter, fn), None,
@@ -320,68 +311,67 @@ class Builder:
                 test = self.expr(node.test, fn)
                 out.append(Loop(loop_id, "while", (), EMPTY, test, lbody, lelse, self.pos(node),
                                 self.end_line(node)))
-        elif isinstance(node, (cst.Try, cst.TryStar)):
+        elif isinstance(node, _TRY):
+            assert isinstance(node, ast.Try) or hasattr(node, "handlers")
+            node = cast(ast.Try, node)  # TryStar has the same fields
             fn.try_depth += 1
-            out.extend(self.suite(node.body, fn, module_level))
+            out.extend(self.block(node.body, fn, module_level))
             fn.try_depth -= 1
             for handler in node.handlers:
-                hb = self.suite(handler.body, fn, module_level)
+                hb = self.block(handler.body, fn, module_level)
                 out.append(If(EMPTY, hb, [], self.pos(handler)))
-            if node.orelse is not None:
-                out.extend(self.suite(node.orelse.body, fn, module_level))
-            if node.finalbody is not None:
-                out.extend(self.suite(node.finalbody.body, fn, module_level))
-        elif isinstance(node, cst.With):
+            out.extend(self.block(node.orelse, fn, module_level))
+            out.extend(self.block(node.finalbody, fn, module_level))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
-                val = self.expr(item.item, fn)
-                if item.asname is not None:
-                    names, _ = self.target_names(item.asname.name)
+                val = self.expr(item.context_expr, fn)
+                if item.optional_vars is not None:
+                    names, _ = self.target_names(item.optional_vars)
                     self._note_names(names, fn)
-                    out.append(Assign(tuple(names), val, self.pos(item)))
+                    out.append(Assign(tuple(names), val, self.pos(item.context_expr)))
                 else:
-                    out.append(ExprStep(val, self.pos(item)))
-            out.extend(self.suite(node.body, fn, module_level))
-        elif isinstance(node, cst.Match):
+                    out.append(ExprStep(val, self.pos(item.context_expr)))
+            out.extend(self.block(node.body, fn, module_level))
+        elif isinstance(node, ast.Match):
             out.append(ExprStep(self.expr(node.subject, fn), self.pos(node)))
             for case in node.cases:
-                out.append(If(EMPTY, self.suite(case.body, fn, module_level), [],
-                              self.pos(case)))
+                out.append(If(EMPTY, self.block(case.body, fn, module_level), [],
+                              self.pos(case.pattern)))
 
-    def if_stmt(self, node: cst.If, fn: _Fn, module_level: bool) -> If:
+    def if_stmt(self, node: ast.If, fn: _Fn, module_level: bool) -> If:
         test = self.expr(node.test, fn)
-        body = self.suite(node.body, fn, module_level)
-        orelse: list[Step] = []
-        if isinstance(node.orelse, cst.If):
-            orelse = [self.if_stmt(node.orelse, fn, module_level)]
-        elif isinstance(node.orelse, cst.Else):
-            orelse = self.suite(node.orelse.body, fn, module_level)
+        body = self.block(node.body, fn, module_level)
+        orelse = self.block(node.orelse, fn, module_level)
         return If(test, body, orelse, self.pos(node))
 
-    def function(self, node: cst.FunctionDef, outer: _Fn, cls: str | None) -> None:
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, outer: _Fn,
+                 cls: str | None) -> None:
         if cls:
-            qual = f"{cls}.{node.name.value}"
+            qual = f"{cls}.{node.name}"
         elif outer.name != "<module>" and not outer.name.startswith("<class"):
-            qual = f"{outer.name}.{node.name.value}"
+            qual = f"{outer.name}.{node.name}"
         else:
-            qual = node.name.value
+            qual = node.name
         fn = _Fn(qual, cls=cls)
         params: list[Param] = []
-        p = node.params
+        a = node.args
         scratch = _Fn("<defaults>")  # defaults run at definition time, not in the body
-        for param in (*p.posonly_params, *p.params):
-            default = self.expr(param.default, scratch) if param.default is not None else None
-            params.append(Param(param.name.value, default))
-        if isinstance(p.star_arg, cst.Param):
-            params.append(Param(p.star_arg.name.value, None, star=True))
-        for param in p.kwonly_params:
-            default = self.expr(param.default, scratch) if param.default is not None else None
-            params.append(Param(param.name.value, default))
-        if p.star_kwarg is not None:
-            params.append(Param(p.star_kwarg.name.value, None, star=True))
+        positional = [*a.posonlyargs, *a.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+        defaults += a.defaults
+        for arg, dflt in zip(positional, defaults, strict=True):
+            params.append(Param(arg.arg, self.expr(dflt, scratch) if dflt is not None else None))
+        if a.vararg is not None:
+            params.append(Param(a.vararg.arg, None, star=True))
+        for arg, kw_default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+            params.append(Param(arg.arg, self.expr(kw_default, scratch)
+                                if kw_default is not None else None))
+        if a.kwarg is not None:
+            params.append(Param(a.kwarg.arg, None, star=True))
         for prm in params:
             fn.locals.add(prm.name)
         is_method = bool(cls) and bool(params) and params[0].name in ("self", "cls")
-        body = self.suite(node.body, fn)
+        body = self.block(node.body, fn)
         if qual in self.functions:  # redefined: keep the earlier one as qual#1, qual#2...
             n = 1
             while f"{qual}#{n}" in self.functions:
@@ -391,28 +381,27 @@ class Builder:
 
     # ------------------------------------------------------------------ expressions
 
-    def path_of(self, node: cst.BaseExpression) -> str | None:
+    def path_of(self, node: ast.expr) -> str | None:
         """``a.b["k"][0].c`` -> ``a.b.k.0.c``; None when the root is not a name."""
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Attribute):
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
             base = self.path_of(node.value)
-            return f"{base}.{node.attr.value}" if base else None
-        if isinstance(node, cst.Subscript):
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Subscript):
             base = self.path_of(node.value)
             if not base:
                 return None
-            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-                idx = node.slice[0].slice.value
-                if isinstance(idx, cst.SimpleString):
-                    key = idx.evaluated_value
-                    if isinstance(key, str):
-                        return f"{base}.{key}"
-                if isinstance(idx, cst.Integer):
-                    return f"{base}.{idx.value}"
-                if isinstance(idx, cst.UnaryOperation) and isinstance(idx.expression,
-                                                                      cst.Integer):
-                    return f"{base}.-{idx.expression.value}"
+            idx = node.slice
+            key = _str_const(idx)
+            if key is not None:
+                return f"{base}.{key}"
+            if isinstance(idx, ast.Constant) and type(idx.value) is int:
+                return f"{base}.{idx.value}"
+            if (isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub)
+                    and isinstance(idx.operand, ast.Constant)
+                    and type(idx.operand.value) is int):
+                return f"{base}.-{idx.operand.value}"
             return f"{base}.[]"
         return None
 
@@ -422,155 +411,156 @@ class Builder:
         return full in ("os", "os.environ") and (path.startswith(f"{root}.environ")
                                                  or full == "os.environ")
 
-    def expr(self, node: cst.BaseExpression | None, fn: _Fn) -> Val:
+    def _indexes(self, node: ast.Subscript, fn: _Fn) -> list[Val]:
+        """The values of a subscript's indexes (``x[a, b]``: both; slices are not indexes)."""
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return [self.expr(p, fn) for p in parts if not isinstance(p, ast.Slice)]
+
+    def expr(self, node: ast.expr | None, fn: _Fn) -> Val:
         if node is None:
             return EMPTY
-        if isinstance(node, cst.Name):
-            if node.value in ("True", "False", "None"):
-                return Val(truthy=node.value == "True")
-            return Val(names=(node.value,), ref=("name", node.value))
-        if isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, ast.Name):
+            return Val(names=(node.id,), ref=("name", node.id))
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, str):
+                return literal(value)
+            if value is True or (type(value) is int and value != 0):
+                return Val(truthy=True)
+            if value is False or value is None:
+                return Val()
+            return EMPTY
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
             path = self.path_of(node)
             if path is not None:
                 extra = EMPTY
-                if isinstance(node, cst.Subscript) and path.endswith(".[]"):
-                    extra = merge([self.expr(s.slice.value, fn) for s in node.slice
-                                   if isinstance(s.slice, cst.Index)])
-                if self._env_ref(path) and isinstance(node, cst.Subscript):
+                if isinstance(node, ast.Subscript) and path.endswith(".[]"):
+                    extra = merge(self._indexes(node, fn))
+                if self._env_ref(path) and isinstance(node, ast.Subscript):
                     key = path.rsplit(".", 1)[-1]
                     return Val(names=(path,), ref=("env", key, None))
                 v = Val(names=(path,), ref=("name", path))
                 return merge([v, extra]) if extra is not EMPTY else v
             inner = self.expr(node.value, fn)
-            if isinstance(node, cst.Subscript):
-                parts = [self.expr(s.slice.value, fn) for s in node.slice
-                         if isinstance(s.slice, cst.Index)]
-                return merge([inner, *parts])
+            if isinstance(node, ast.Subscript):
+                return merge([inner, *self._indexes(node, fn)])
             return merge([inner])
-        if isinstance(node, cst.Call):
+        if isinstance(node, ast.Call):
             return self.call(node, fn)
-        if isinstance(node, cst.SimpleString):
-            value = node.evaluated_value
-            return literal(value) if isinstance(value, str) else EMPTY
-        if isinstance(node, cst.ConcatenatedString):
-            cvalue = node.evaluated_value
-            if isinstance(cvalue, str):
-                return literal(cvalue)
-            return merge([self.expr(node.left, fn), self.expr(node.right, fn)])
-        if isinstance(node, cst.FormattedString):
+        if isinstance(node, ast.JoinedStr):
             pieces: list[Val] = []
             texts: list[str] = []
-            for part in node.parts:
-                if isinstance(part, cst.FormattedStringText):
+            for part in node.values:
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
                     texts.append(part.value)
-                elif isinstance(part, cst.FormattedStringExpression):
-                    pieces.append(self.expr(part.expression, fn))
+                elif isinstance(part, ast.FormattedValue):
+                    pieces.append(self.expr(part.value, fn))
             joined = "".join(texts)
             strings = Val(strings=(joined[:MAX_STR],),
                           scored=asks_score(joined)) if joined.strip() else EMPTY
             return merge([strings, *pieces])
-        if isinstance(node, cst.BinaryOperation):
+        if isinstance(node, ast.BinOp):
             left = self.expr(node.left, fn)
             right = self.expr(node.right, fn)
             if left.text is not None and right.text is not None:
                 return literal(left.text + right.text)
             return merge([left, right])
-        if isinstance(node, cst.BooleanOperation):
-            left = self.expr(node.left, fn)
-            right = self.expr(node.right, fn)
-            v = merge([left, right])
-            ref = left.ref
-            if ref and ref[0] == "env" and ref[2] is None and right.ref is not None:
-                ref = ("env", ref[1], right.ref)
-            elif isinstance(node.operator, cst.Or):
-                ref = ref or right.ref
-            else:
-                ref = None
-            return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
-                       False, v.chained, v.scored)
-        if isinstance(node, cst.UnaryOperation):
-            v = merge([self.expr(node.expression, fn)])
-            if isinstance(node.operator, cst.Not):
+        if isinstance(node, ast.BoolOp):
+            acc = self.expr(node.values[0], fn)
+            for item in node.values[1:]:  # left to right, as ``(a or b) or c``
+                acc = self._bool(acc, self.expr(item, fn), isinstance(node.op, ast.Or))
+            return acc
+        if isinstance(node, ast.UnaryOp):
+            v = merge([self.expr(node.operand, fn)])
+            if isinstance(node.op, ast.Not):
                 return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
                            False, v.chained, v.scored, True)
             return v
-        if isinstance(node, cst.Comparison):
+        if isinstance(node, ast.Compare):
             return self.comparison(node, fn)
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            vals = [self.expr(el.value, fn) for el in node.elements]
-            tools = [el.value.value for el in node.elements if isinstance(el.value, cst.Name)]
-            tools += [v.text for v in vals if v.text is not None]
-            m = merge(vals)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = [self.expr(el, fn) for el in node.elts]
+            bare = [el.value if isinstance(el, ast.Starred) else el for el in node.elts]
+            tools = [el.id for el in bare if isinstance(el, ast.Name)]
+            tools += [v.text for v in items if v.text is not None]
+            m = merge(items)
             return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
                        m.compares, False, m.chained, m.scored)
-        if isinstance(node, cst.Dict):
+        if isinstance(node, ast.Dict):
             return self.dict_expr(node, fn)
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return merge([self.expr(node.elt, fn), *self.comp_for(node.for_in, fn)])
-        if isinstance(node, cst.DictComp):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return merge([self.expr(node.elt, fn), *self.comp_for(node.generators, fn)])
+        if isinstance(node, ast.DictComp):
             return merge([self.expr(node.key, fn), self.expr(node.value, fn),
-                          *self.comp_for(node.for_in, fn)])
-        if isinstance(node, cst.IfExp):
+                          *self.comp_for(node.generators, fn)])
+        if isinstance(node, ast.IfExp):
             return merge([self.expr(node.test, fn), self.expr(node.body, fn),
                           self.expr(node.orelse, fn)])
-        if isinstance(node, (cst.Await, cst.NamedExpr)):
-            return self.expr(node.value if isinstance(node, cst.NamedExpr) else node.expression,
-                             fn)
-        if isinstance(node, cst.Yield):
-            yv = node.value
-            return self.expr(yv, fn) if isinstance(yv, cst.BaseExpression) else EMPTY
-        if isinstance(node, cst.StarredElement):
+        if isinstance(node, (ast.Await, ast.NamedExpr, ast.Starred)):
             return self.expr(node.value, fn)
-        if isinstance(node, cst.Integer) and node.value not in ("0",):
-            return Val(truthy=True)
+        if isinstance(node, ast.Yield):
+            return self.expr(node.value, fn)
         return EMPTY
 
-    def comp_for(self, comp: cst.CompFor, fn: _Fn) -> list[Val]:
-        vals = [self.expr(comp.iter, fn)]
-        vals += [self.expr(c.test, fn) for c in comp.ifs]
-        if comp.inner_for_in is not None:
-            vals += self.comp_for(comp.inner_for_in, fn)
+    @staticmethod
+    def _bool(left: Val, right: Val, is_or: bool) -> Val:
+        v = merge([left, right])
+        ref = left.ref
+        if ref and ref[0] == "env" and ref[2] is None and right.ref is not None:
+            ref = ("env", ref[1], right.ref)
+        elif is_or:
+            ref = ref or right.ref
+        else:
+            ref = None
+        return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
+                   False, v.chained, v.scored)
+
+    def comp_for(self, generators: list[ast.comprehension], fn: _Fn) -> list[Val]:
+        vals: list[Val] = []
+        for comp in generators:
+            vals.append(self.expr(comp.iter, fn))
+            vals += [self.expr(c, fn) for c in comp.ifs]
         return vals
 
-    def comparison(self, node: cst.Comparison, fn: _Fn) -> Val:
+    def comparison(self, node: ast.Compare, fn: _Fn) -> Val:
         operands = [self.expr(node.left, fn)]
-        operands += [self.expr(c.comparator, fn) for c in node.comparisons]
+        operands += [self.expr(c, fn) for c in node.comparators]
         v = merge(operands)
-        ordering = [c for c in node.comparisons if isinstance(c.operator, _ORDER_OPS)]
+        ordering = [op for op in node.ops if isinstance(op, _ORDER_OPS)]
         chained = len(ordering) >= 2
         if chained:
             fn.validates = True
-        if any(isinstance(c.operator, _MEMBER_OPS) for c in node.comparisons) and (
-            isinstance(node.left, cst.SimpleString)
+        if any(isinstance(op, _MEMBER_OPS) for op in node.ops) and (
+            _str_const(node.left) is not None
         ):
             fn.validates = True  # "score" in data: a key check
         compares = (*v.compares, v) if ordering else v.compares
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, compares, False,
                    chained or v.chained, v.scored, True)
 
-    def dict_expr(self, node: cst.Dict, fn: _Fn) -> Val:
+    def dict_expr(self, node: ast.Dict, fn: _Fn) -> Val:
         vals: list[Val] = []
         tools: list[str] = []
-        for el in node.elements:
-            if isinstance(el, cst.DictElement):
-                key = self.expr(el.key, fn)
-                value = self.expr(el.value, fn)
+        for k, val in zip(node.keys, node.values, strict=True):
+            if k is not None:
+                key = self.expr(k, fn)
+                value = self.expr(val, fn)
                 vals += [key, value]
                 if key.text in ("name", "type") and value.text is not None:
                     tools.append(value.text)
-            else:
-                vals.append(self.expr(el.value, fn))
+            else:  # ``**mapping``
+                vals.append(self.expr(val, fn))
         m = merge(vals)
         return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
                    m.compares, False, m.chained, m.scored)
 
-    def call(self, node: cst.Call, fn: _Fn) -> Val:
+    def call(self, node: ast.Call, fn: _Fn) -> Val:
         func = self.path_of(node.func)
         recv: Val | None = None
         if func is None:
-            if isinstance(node.func, cst.Attribute):
+            if isinstance(node.func, ast.Attribute):
                 recv = self.expr(node.func.value, fn)
-                func = "<expr>." + node.func.attr.value
+                func = "<expr>." + node.func.attr
             else:
                 recv = self.expr(node.func, fn)
                 func = ""
@@ -579,14 +569,16 @@ class Builder:
         kwargs: list[tuple[str, Val]] = []
         star = False
         for arg in node.args:
-            v = self.expr(arg.value, fn)
-            if arg.star:
+            if isinstance(arg, ast.Starred):
+                star = True
+            args.append(self.expr(arg, fn))
+        for kw in node.keywords:
+            v = self.expr(kw.value, fn)
+            if kw.arg is None:  # ``**kwargs``
                 star = True
                 args.append(v)
-            elif arg.keyword is not None:
-                kwargs.append((arg.keyword.value, v))
             else:
-                args.append(v)
+                kwargs.append((kw.arg, v))
         # x.get("key"[, default]) reads x.key (and env lookups keep their default)
         if last == "get" and "." in func and not func.startswith("<expr>") and args and (
             args[0].text is not None
@@ -614,29 +606,11 @@ class Builder:
         return Val(calls=(call.id,))
 
 
-def provider_spans(module: cst.Module) -> dict[cst.CSTNode, Span]:
-    """Spans from libcst's ``PositionProvider`` (one code generation pass): the fallback when
-    the ``ast`` tree cannot be paired with the CST.
-
-    ``MetadataWrapper.resolve`` also runs a batched visit of the whole tree even when no
-    batchable provider is asked for (libcst 1.9), which costs about as much again; the
-    provider is run directly here, with the wrapper as the fallback.
-    """
-    provider = PositionProvider()
-    computed: Mapping[cst.CSTNode, CodeRange]
-    try:
-        provider._computed = {}
-        provider._gen_impl(module)
-        computed = provider._computed  # type: ignore[assignment]
-    except AttributeError:  # pragma: no cover - a libcst without these internals
-        computed = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    return {n: (r.start.line, r.start.column, r.end.line) for n, r in computed.items()}
+_TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
-def _dotted(node: cst.BaseExpression | None) -> str:
-    if isinstance(node, cst.Name):
+def _str_const(node: ast.expr | None) -> str | None:
+    """The text of a string constant, else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else ""
-    return ""
+    return None
