@@ -27,7 +27,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -57,16 +56,39 @@ print(json.dumps([wall, rss, p.returncode, tail]))
 
 
 def export(mirror: Path, commit: str, dest: Path) -> None:
-    """``git archive`` of ``commit`` unpacked at ``dest`` (a plain tree, made a git repo so that
-    evallint's git-aware discovery behaves as in a checkout)."""
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "--git-dir", str(mirror), "archive", "--format=tar", commit],
+    """The files of ``commit`` that evallint could read (by suffix) written under ``dest``, made
+    a git repo so that evallint's git-aware discovery behaves as in a checkout. Blobs a mirror
+    lacks (large files are left out of snapshots) are skipped."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from evallint.discovery import CANDIDATE_SUFFIXES
+
+    listing = subprocess.run(["git", "--git-dir", str(mirror), "ls-tree", "-r", "-z", commit],
                              capture_output=True, check=True).stdout
-    with tempfile.TemporaryFile() as fh:
-        fh.write(archive)
-        fh.seek(0)
-        with tarfile.open(fileobj=fh) as tar:
-            tar.extractall(dest, filter="data")
+    wanted: list[tuple[str, str]] = []
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        mode, kind, sha = meta.split()
+        path = name.decode("utf-8", "surrogateescape")
+        if kind == b"blob" and mode != b"120000" and Path(path).suffix.lower() in \
+                CANDIDATE_SUFFIXES:
+            wanted.append((sha.decode(), path))
+    batch = subprocess.run(["git", "--git-dir", str(mirror), "cat-file", "--batch"],
+                           input=b"".join(f"{sha}\n".encode() for sha, _ in wanted),
+                           capture_output=True, check=True).stdout
+    at = 0
+    for _sha, path in wanted:
+        end = batch.index(b"\n", at)
+        header = batch[at:end].split()
+        at = end + 1
+        if len(header) < 3 or header[1] != b"blob":  # "<sha> missing"
+            continue
+        size = int(header[2])
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[at:at + size])
+        at += size + 1
     git = ["git", "-C", str(dest), "-c", "user.email=b@example.com", "-c", "user.name=bench"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)

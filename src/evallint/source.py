@@ -34,6 +34,13 @@ class SourceFile:
         return self.text.splitlines()
 
 
+def char_column(line_text: str, byte_col: int) -> int:
+    """``ast``'s 0-based column (UTF-8 bytes) as a 0-based column in characters."""
+    if not byte_col or line_text.isascii():
+        return byte_col
+    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+
 def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Decode UTF-8 (with or without BOM) or raise :class:`SourceError` saying where it broke."""
     if len(data) > max_bytes:

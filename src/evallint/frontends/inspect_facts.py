@@ -1,17 +1,18 @@
 """Inspect (``inspect_ai``) grader facts: model-graded scorers and custom scorers' models.
 
 The Python front-end belongs to the data-flow rules; this helper reads only what the framework
-rules need, with one libcst parse, and only for files whose text mentions ``inspect_ai``.
+rules need, with one ``ast`` parse, and only for files whose text mentions ``inspect_ai``.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from evallint.facts import Pos
+from evallint.frontend import ParseError
+from evallint.frontends.ast_bounds import check_shape
+from evallint.source import char_column
 
 GRADED = {"inspect_ai.scorer.model_graded_qa", "inspect_ai.scorer.model_graded_fact"}
 SCORER_DECO = "inspect_ai.scorer.scorer"
@@ -31,24 +32,29 @@ class InspectGrader:
     history_pos: Pos | None = None
 
 
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
         head = _dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
+        return f"{head}.{node.attr}" if head else None
     return None
 
 
-class _Scan(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+def _is_off(node: ast.expr) -> bool:
+    """``None`` (or ``False``): the argument is given but switched off."""
+    return isinstance(node, ast.Constant) and node.value in (None, False)
 
-    def __init__(self) -> None:
+
+class _Scan:
+    """One walk over the module: Inspect imports, then grader calls in and out of scorers."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
         self.aliases: dict[str, str] = {}
         self.found: list[InspectGrader] = []
-        self.scorer_depth = 0
 
-    def _qual(self, node: cst.BaseExpression) -> str | None:
+    def _qual(self, node: ast.expr) -> str | None:
         name = _dotted(node)
         if name is None:
             return None
@@ -61,77 +67,68 @@ class _Scan(cst.CSTVisitor):
             qual = qual.replace(private, "")
         return qual
 
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = _dotted(alias.name)
-            if full and full.startswith("inspect_ai"):
-                local = alias.asname.name if alias.asname else None
-                if isinstance(local, cst.Name):
-                    self.aliases[local.value] = full
-                else:
-                    self.aliases[full.split(".")[0]] = full.split(".")[0]
+    def _pos(self, node: ast.expr | ast.keyword) -> Pos:
+        line = node.lineno
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return Pos(line, char_column(text, node.col_offset) + 1)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        mod = _dotted(node.module) if node.module else None
-        if not mod or not mod.startswith("inspect_ai") or isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            name = _dotted(alias.name)
-            if not name:
-                continue
-            local = alias.asname.name if alias.asname else alias.name
-            if isinstance(local, cst.Name):
-                self.aliases[local.value] = f"{mod}.{name}"
-
-    def _is_scorer(self, node: cst.FunctionDef) -> bool:
-        for deco in node.decorators:
-            expr = deco.decorator
-            target = expr.func if isinstance(expr, cst.Call) else expr
+    def _is_scorer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
             if self._qual(target) == SCORER_DECO:
                 return True
         return False
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._is_scorer(node) or self.scorer_depth:
-            self.scorer_depth += 1
+    def walk(self, node: ast.AST, in_scorer: int = 0) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("inspect_ai"):
+                    local = alias.asname or alias.name.split(".")[0]
+                    self.aliases[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if mod.startswith("inspect_ai"):
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.aliases[alias.asname or alias.name] = f"{mod}.{alias.name}"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if in_scorer or self._is_scorer(node):
+                in_scorer += 1
+        elif isinstance(node, ast.Call):
+            self.call(node, in_scorer)
+        for child in ast.iter_child_nodes(node):
+            self.walk(child, in_scorer)
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if self.scorer_depth:
-            self.scorer_depth -= 1
-
-    def _pos(self, node: cst.CSTNode) -> Pos:
-        r = self.get_metadata(PositionProvider, node)
-        return Pos(r.start.line, r.start.column + 1)
-
-    def visit_Call(self, node: cst.Call) -> None:
+    def call(self, node: ast.Call, in_scorer: int) -> None:
         qual = self._qual(node.func)
         if qual is None:
             return
-        kw = {a.keyword.value: a for a in node.args if a.keyword is not None}
+        kw = {k.arg: k for k in node.keywords if k.arg is not None}
         model = kw.get("model")
-        has_model = model is not None and not (
-            isinstance(model.value, cst.Name) and model.value.value == "None")
+        has_model = model is not None and not (isinstance(model.value, ast.Constant)
+                                               and model.value.value is None)
         if qual in GRADED:
             hist = kw.get("include_history")
-            on = hist is not None and not (isinstance(hist.value, cst.Name)
-                                           and hist.value.value in ("False", "None"))
+            on = hist is not None and not _is_off(hist.value)
             self.found.append(InspectGrader(
                 "graded", qual.rsplit(".", 1)[1], self._pos(node), has_model,
                 "model_role" in kw, on, self._pos(hist) if hist is not None and on else None))
-        elif qual == GET_MODEL and self.scorer_depth:
-            positional = any(a.keyword is None for a in node.args)
+        elif qual == GET_MODEL and in_scorer:
+            positional = bool(node.args) or any(k.arg is None for k in node.keywords)
             self.found.append(InspectGrader("get_model", "get_model", self._pos(node),
                                             has_model or positional, "role" in kw))
 
 
 def scan_inspect(text: str) -> list[InspectGrader]:
-    """Grader calls of one Python file; [] when it does not use Inspect or does not parse."""
+    """Grader calls of one Python file; [] when it does not use Inspect or does not parse (the
+    Python front-end reports that file's syntax error)."""
     if "inspect_ai" not in text:
         return []
     try:
-        module = cst.parse_module(text)
-        scan = _Scan()
-        MetadataWrapper(module, unsafe_skip_copy=True).visit(scan)
-    except (cst.ParserSyntaxError, RecursionError):
+        tree = ast.parse(text)
+        check_shape(tree)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, ParseError):
         return []
+    scan = _Scan(text)
+    scan.walk(tree)
     return scan.found

@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from evallint.config import Config
 from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
+from evallint.frontends.ast_bounds import check_shape
 from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder
 from evallint.pyflow.ir import PythonFacts
@@ -152,29 +153,8 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
         except ValueError as err:  # a NUL byte in the source
             raise ParseError(f"Python source cannot be parsed: {err}") from None
         else:
-            _check_shape(tree)
+            check_shape(tree)
             return tree
-
-
-MAX_DEPTH = 150  # syntax-tree depth; real code stays far below, the recursive builder may not
-MAX_NODES = 400_000  # about a 2 MB file of dense code
-
-
-def _check_shape(tree: ast.AST) -> None:
-    """Refuse trees deeper or larger than the analysis is built for, before the recursive
-    walks see them (an explicit stack: this check itself cannot overflow)."""
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
-    nodes = 0
-    while stack:
-        node, depth = stack.pop()
-        nodes += 1
-        if depth > MAX_DEPTH:
-            line = getattr(node, "lineno", 1)
-            raise ParseError(f"nested more than {MAX_DEPTH} levels deep: too deep to analyse",
-                             line, getattr(node, "col_offset", 0) + 1)
-        if nodes > MAX_NODES:
-            raise ParseError(f"more than {MAX_NODES:,} syntax nodes: too large to analyse")
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _digest(code: str) -> str:

@@ -31,6 +31,7 @@ from evallint.pyflow.ir import (
     Val,
 )
 from evallint.roles import name_tokens
+from evallint.source import char_column
 
 MAX_STR = 400  # characters kept of each string constant (role evidence reads the start)
 MAX_STRINGS = 8
@@ -126,9 +127,8 @@ class Builder:
         if col:
             if self._lines is None:
                 self._lines = self._code.splitlines()
-            text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
-            if not text.isascii():
-                col = len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+            col = char_column(self._lines[line - 1] if 0 < line <= len(self._lines) else "",
+                              col)
         return self.pos_map(line, col)
 
     def end_line(self, node: ast.AST) -> int:
