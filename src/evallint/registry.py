@@ -101,13 +101,18 @@ def parse_rule(data: Any, source: str) -> RuleMeta:
     )
 
 
+# The shipped rule files are ours: libyaml's safe loader reads them ten times faster than the
+# pure-Python one (every run, every pre-commit hook pays this at start-up).
+_RULE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @lru_cache(maxsize=1)
 def load_rules() -> dict[str, RuleMeta]:
     """All shipped rules by code, loaded once per process."""
     metas: dict[str, RuleMeta] = {}
     for path in sorted(rules_dir().glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_RULE_LOADER)
         except yaml.YAMLError as exc:
             raise RuleDataError(f"{path.name}: invalid YAML: {exc}") from None
         meta = parse_rule(data, path.name)

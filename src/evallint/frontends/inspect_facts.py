@@ -10,8 +10,6 @@ import ast
 from dataclasses import dataclass
 
 from evallint.facts import Pos
-from evallint.frontend import ParseError
-from evallint.frontends.ast_bounds import check_shape
 from evallint.source import char_column
 
 GRADED = {"inspect_ai.scorer.model_graded_qa", "inspect_ai.scorer.model_graded_fact"}
@@ -126,9 +124,8 @@ def scan_inspect(text: str) -> list[InspectGrader]:
         return []
     try:
         tree = ast.parse(text)
-        check_shape(tree)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, ParseError):
+        scan = _Scan(text)
+        scan.walk(tree)  # recursive: the interpreter's own limit bounds it (RecursionError)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    scan = _Scan(text)
-    scan.walk(tree)
     return scan.found

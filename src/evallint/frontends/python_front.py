@@ -1,8 +1,8 @@
 """Python modules and Jupyter notebooks -> :class:`~evallint.pyflow.ir.PythonFacts`.
 
-Most Python files have nothing to do with LLMs, and libcst is several times slower than
-``ast``: a substring prefilter decides which files get a CST at all. A file that passes gets one
-``parse_module``, one ``PositionProvider`` resolution (no deep copy) and one recursive pass.
+Most Python files have nothing to do with LLMs: a substring prefilter decides which files are
+parsed at all. A file that passes gets one ``ast.parse``; a second, tree-level prefilter
+(:mod:`evallint.pyflow.relevance`) decides whether the builder's one recursive pass runs.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import PurePosixPath
 from evallint.config import Config
 from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
-from evallint.frontends.ast_bounds import check_shape
 from evallint.kinds import FileKind
+from evallint.pyflow.analysis import has_sdk_call
 from evallint.pyflow.build import Builder
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, join_cells
@@ -110,8 +110,6 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
         code = joined.code
     facts.digest = _digest(code)
     facts.skipped_cells = tuple(skipped)
-    if tree is None:  # a notebook with no cell left that parses
-        return facts
     if not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)
         return facts
@@ -125,14 +123,16 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.constants = builder.constants
     facts.functions = builder.functions
     facts.owners = builder.owners
+    facts.calls_sdk = has_sdk_call(facts)
     return facts
 
 
 def _ast_tree(code: str, joined: JoinedNotebook | None,
-              skipped: list[tuple[Pos, str]]) -> ast.Module | None:
+              skipped: list[tuple[Pos, str]]) -> ast.Module:
     """The ``ast`` tree of ``code``. In a notebook a cell that does not parse is left out
     (IPython runs the others; a notebook is not a module) and recorded in ``skipped``; a
-    module's syntax error is a ParseError at Python's own position. None: no cell parses."""
+    module's syntax error is a ParseError at Python's own position. Deep nesting is bounded by
+    the interpreter's own recursion limit, never raised here: past it, a ParseError."""
     while True:
         try:
             tree = ast.parse(code)
@@ -153,7 +153,6 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
         except ValueError as err:  # a NUL byte in the source
             raise ParseError(f"Python source cannot be parsed: {err}") from None
         else:
-            check_shape(tree)
             return tree
 
 

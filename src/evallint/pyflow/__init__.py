@@ -1,2 +1,2 @@
-"""Python and notebook analysis: libcst -> facts (``ir``/``build``), project-level data flow
+"""Python and notebook analysis: ``ast`` -> facts (``ir``/``build``), project-level data flow
 from the generator's call to the evaluator's (``analysis``)."""

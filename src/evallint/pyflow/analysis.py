@@ -252,7 +252,7 @@ class Analysis:
     def _relevant(self) -> set[str]:
         """Modules worth interpreting: those with an SDK-like call, and those importing them
         (transitively). The rest of a large code base costs nothing beyond its parse."""
-        relevant = {m.path for m in self.tables.modules if _has_sdk_call(m.facts)}
+        relevant = {m.path for m in self.tables.modules if m.facts.calls_sdk}
         changed = True
         while changed:
             changed = False
@@ -1593,7 +1593,7 @@ def _chat_ctor(qualified: str) -> bool:
         qualified.rsplit(".", 1)[-1] in CHAT_CLASSES)
 
 
-def _has_sdk_call(facts: PythonFacts) -> bool:
+def has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure)"""
     for fn in facts.functions.values():
         for c in fn.calls:

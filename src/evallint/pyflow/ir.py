@@ -187,32 +187,36 @@ class PythonFacts(FileFacts):
     # Notebooks: code cells left out because they do not parse (where, and Python's message).
     skipped_cells: tuple[tuple[Pos, str], ...] = ()
 
-    # The code tree (imports, constants, functions) travels through the process pool and the
-    # result cache as one pickled blob, decoded on first use: a warm run whose project
-    # analysis is cached never builds these objects at all.
+    # Set by the front-end: a call in this module looks like an LLM SDK call. The project
+    # analysis starts from these modules without decoding anyone's code tree.
+    calls_sdk: bool = False
+
+    # The code tree (constants, functions, owners) travels through the process pool as one
+    # pickled blob and stays an undecoded plain-data string in the result cache, decoded on
+    # first use: modules the project analysis never enters are never decoded, and a warm run
+    # whose project analysis is cached builds none of these objects. ``imports`` stays eager
+    # (small, and read for every module to follow imports).
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         if "functions" in state:
-            tree = (state.pop("imports"), state.pop("constants"), state.pop("functions"),
-                    state.pop("owners"))
+            tree = tuple(state.pop(name) for name in _TREE)
             state["_tree"] = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    # In the result cache the same fields stay an undecoded plain-data string until first use.
-    __lazy_fields__: ClassVar[tuple[str, ...]] = ("imports", "constants", "functions", "owners")
+    __lazy_fields__: ClassVar[tuple[str, ...]] = ("constants", "functions", "owners")
 
     def __getattr__(self, name: str) -> Any:
         if name in _TREE:
             if "_tree" in self.__dict__:  # from our own worker process, never from disk
                 blob = self.__dict__.pop("_tree")
-                self.imports, self.constants, self.functions, self.owners = pickle.loads(blob)
+                self.constants, self.functions, self.owners = pickle.loads(blob)
                 return self.__dict__[name]
             if datacodec.load_lazy(self):
                 return self.__dict__[name]
         raise AttributeError(name)
 
 
-_TREE = ("imports", "constants", "functions", "owners")
+_TREE = ("constants", "functions", "owners")
