@@ -44,9 +44,8 @@ def char_column(line_text: str, byte_col: int) -> int:
 def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Decode UTF-8 (with or without BOM) or raise :class:`SourceError` saying where it broke."""
     if len(data) > max_bytes:
-        raise SourceError(
-            f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit (max-file-size); "
-            "not analysed"
+        raise SourceError(  # the read stops one byte past the limit: the size is not known
+            f"file is over the {max_bytes:,}-byte limit (max-file-size); not analysed"
         )
     if b"\x00" in data[:8192]:
         raise SourceError("binary file (contains NUL bytes); not analysed")
