@@ -165,6 +165,7 @@ def snapshot_code(into: Path) -> dict[str, str]:
         shutil.copytree(rules, into / "rules")
     env = dict(os.environ)
     env["PYTHONPATH"] = str(into / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once, not per run
     return env
 
 

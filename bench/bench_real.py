@@ -125,6 +125,7 @@ def baseline(files: list[Path]) -> float:
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once, not per run
     return env
 
 

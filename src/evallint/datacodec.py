@@ -3,11 +3,11 @@
 The cache must never deserialise anything that can run code (``pickle`` can), so entries are
 JSON. Every container is a tagged array, so decoding is a walk over lists and strings that can
 only build: str/int/float/bool/None, lists, tuples, sets, dicts, members of evallint's own enums,
-and instances of evallint's own dataclasses. Dataclasses are created with ``object.__new__``
-and their fields set directly: no ``__init__``, ``__post_init__`` or any other method of the
-class runs. Anything else in an entry (an unknown tag, a class outside the ``evallint``
-package, a field count that does not match) raises :class:`CodecError`, which the cache treats
-as a miss.
+and instances of evallint's own dataclasses. A dataclass is built by its generated
+``__init__`` when that only stores the fields, else as a bare instance with its fields set one
+by one: no method the class defines itself (``__post_init__``, properties) runs. Anything
+else in an entry (an unknown tag, a class outside the ``evallint`` package, a field count that
+does not match, a JSON object) raises :class:`CodecError`, which the cache treats as a miss.
 """
 
 from __future__ import annotations
@@ -31,6 +31,27 @@ class CodecError(ValueError):
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+_NO_DEFAULT = object()
+_DEFAULTS: dict[type, tuple[Any, ...]] = {}
+
+
+def _plain_defaults(cls: type) -> tuple[Any, ...]:
+    """Each field's plain default (``default_factory`` fields have none here), for leaving
+    trailing defaults out of an encoding; the decoder's ``cls(*values)`` puts them back."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = tuple(f.default if f.default is not dataclasses.MISSING else _NO_DEFAULT
+                      for f in dataclasses.fields(cls))
+        _DEFAULTS[cls] = found
+    return found
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if default is _NO_DEFAULT:
+        return False
+    return value is default or (type(value) is type(default) and value == default)
 
 
 def load_lazy(obj: Any) -> bool:
@@ -110,8 +131,14 @@ class _Encoder:
                     return ["C", i, *[enc(getattr(o, n)) for n in names],
                             inner.decode("utf-8", "surrogatepass")]
             else:
+                defaults = _plain_defaults(t)
+
                 def handler(o: Any) -> Any:
-                    return ["C", i, *[enc(getattr(o, n)) for n in names]]
+                    raw = [getattr(o, n) for n in names]
+                    k = len(raw)  # trailing fields at their defaults are left out
+                    while k and _is_default(raw[k - 1], defaults[k - 1]):
+                        k -= 1
+                    return ["C", i, *[enc(v) for v in raw[:k]]]
         elif issubclass(t, _SCALARS) or t in self.handlers:
             raise CodecError(f"cannot encode a subclass {t.__name__}")
         else:
@@ -159,80 +186,109 @@ def _resolve(name: Any) -> type:
     return cls
 
 
+def _plain_init(cls: type) -> bool:
+    """Whether ``cls(*values)`` only stores its fields: a dataclass-generated ``__init__`` over
+    every field, no ``__post_init__``, no lazy part. Then construction is one call (the hot path
+    of reading the cache); otherwise fields are set one by one on a bare instance."""
+    params = getattr(cls, "__dataclass_params__", None)
+    return (params is not None and params.init and not hasattr(cls, "__post_init__")
+            and not getattr(cls, "__lazy_fields__", ())
+            and all(f.init for f in dataclasses.fields(cls)))
+
+
 class _Decoder:
     def __init__(self, classes: Any) -> None:
         if not isinstance(classes, list):
             raise CodecError("bad class table")
         self.classes = [_resolve(c) for c in classes]
+        self.plain = [_plain_init(c) if dataclasses.is_dataclass(c) else False
+                      for c in self.classes]
 
-    def cls(self, i: Any) -> type:
-        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self.classes):
+    def cls(self, i: Any) -> int:
+        if type(i) is not int or not 0 <= i < len(self.classes):
             raise CodecError("bad class index")
-        return self.classes[i]
+        return i
 
     def dec(self, data: Any, depth: int = 0) -> Any:
-        if not isinstance(data, list):
-            if isinstance(data, dict):
-                raise CodecError("bare JSON object")
-            return data
+        """``data`` is a list (scalars never reach here: callers pass them through)."""
         if depth > _MAX_DEPTH:
             raise CodecError("too deeply nested")
-        if not data or not isinstance(data[0], str):
+        if not data or type(data[0]) is not str:
             raise CodecError("untagged array")
         tag = data[0]
         d = depth + 1
-        if tag == "L":
-            return [self.dec(x, d) for x in data[1:]]
+        dec = self.dec
+        if tag == "C" and len(data) >= 2:
+            i = self.cls(data[1])
+            cls = self.classes[i]
+            values = [x if type(x) is not list else dec(x, d) for x in data[2:]]
+            if self.plain[i]:  # trailing fields left out take their defaults
+                if len(values) > len(_field_names(cls)):
+                    raise CodecError(f"{cls.__name__}: {len(values)} values for "
+                                     f"{len(_field_names(cls))} fields")
+                return cls(*values)
+            return self._build(cls, values, data)
         if tag == "T":
-            return tuple(self.dec(x, d) for x in data[1:])
-        if tag == "F":
-            return frozenset(self.dec(x, d) for x in data[1:])
-        if tag == "S":
-            return {self.dec(x, d) for x in data[1:]}
+            return tuple([x if type(x) is not list else dec(x, d) for x in data[1:]])
+        if tag == "L":
+            return [x if type(x) is not list else dec(x, d) for x in data[1:]]
         if tag == "D":
             if len(data) % 2 != 1:
                 raise CodecError("odd dict")
-            it = iter(data[1:])
-            return {self.dec(k, d): self.dec(v, d) for k, v in zip(it, it, strict=True)}
+            flat = [x if type(x) is not list else dec(x, d) for x in data[1:]]
+            it = iter(flat)
+            return dict(zip(it, it, strict=True))
+        if tag == "F":
+            return frozenset([x if type(x) is not list else dec(x, d) for x in data[1:]])
+        if tag == "S":
+            return {x if type(x) is not list else dec(x, d) for x in data[1:]}
         if tag == "E" and len(data) == 3:
-            cls = self.cls(data[1])
+            cls = self.classes[self.cls(data[1])]
             if not issubclass(cls, Enum):
                 raise CodecError("not an enum")
             try:
                 return cls(data[2])
             except ValueError as exc:
                 raise CodecError(str(exc)) from exc
-        if tag == "C" and len(data) >= 2:
-            cls = self.cls(data[1])
-            if not dataclasses.is_dataclass(cls):
-                raise CodecError("not a dataclass")
-            lazy = getattr(cls, "__lazy_fields__", ())
-            names = tuple(n for n in _field_names(cls) if n not in lazy)
-            values = data[2:]
-            if lazy:
-                if not values or not isinstance(values[-1], str):
-                    raise CodecError(f"{cls.__name__}: no lazy part")
-                values = values[:-1]
-            if len(values) != len(names):
-                raise CodecError(f"{cls.__name__}: {len(values)} values for {len(names)} fields")
-            obj = object.__new__(cls)
-            for name, value in zip(names, values, strict=True):
-                object.__setattr__(obj, name, self.dec(value, d))
-            if lazy:
-                obj.__dict__[LAZY_ATTR] = data[-1]
-            return obj
         raise CodecError(f"unknown tag {tag!r}")
+
+    def _build(self, cls: type, values: list[Any], data: list[Any]) -> Any:
+        """A dataclass whose ``__init__`` does more than store fields, or with a lazy part:
+        a bare instance with its fields set one by one (none of its methods runs)."""
+        if not dataclasses.is_dataclass(cls):
+            raise CodecError("not a dataclass")
+        lazy = getattr(cls, "__lazy_fields__", ())
+        names = tuple(n for n in _field_names(cls) if n not in lazy)
+        if lazy:
+            if not values or not isinstance(data[-1], str):
+                raise CodecError(f"{cls.__name__}: no lazy part")
+            values = values[:-1]
+        if len(values) != len(names):
+            raise CodecError(f"{cls.__name__}: {len(values)} values for {len(names)} fields")
+        obj = object.__new__(cls)
+        for name, value in zip(names, values, strict=True):
+            object.__setattr__(obj, name, value)
+        if lazy:
+            obj.__dict__[LAZY_ATTR] = data[-1]
+        return obj
+
+
+def _no_objects(pairs: Any) -> Any:
+    raise CodecError("JSON object in an evallint encoding")
 
 
 def decode(blob: bytes) -> Any:
     """The object :func:`encode` made; CodecError for anything else (never runs code)."""
     try:
-        top = json.loads(blob.decode("utf-8", "surrogatepass"))
+        top = json.loads(blob.decode("utf-8", "surrogatepass"), object_hook=_no_objects)
     except (ValueError, RecursionError) as exc:
         raise CodecError(f"not JSON: {exc}") from exc
     if not isinstance(top, list) or len(top) != 2:
         raise CodecError("not an evallint encoding")
+    body = top[1]
+    if type(body) is not list:
+        return body
     try:
-        return _Decoder(top[0]).dec(top[1])
-    except (TypeError, RecursionError) as exc:  # unhashable keys, absurd nesting
+        return _Decoder(top[0]).dec(body)
+    except (TypeError, ValueError, RecursionError) as exc:  # unhashable keys, bad arity, nesting
         raise CodecError(str(exc)) from exc

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint.findings import Finding, Related, Severity
-from evallint.pyflow.analysis import Flow, where
 from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.results import Flow, where
 from evallint.registry import Context, Project, project_check
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint.findings import Finding
-from evallint.pyflow.analysis import where
 from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.results import where
 from evallint.registry import Context, Project, project_check
 
 

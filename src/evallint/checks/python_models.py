@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from evallint import models
 from evallint.findings import Finding
-from evallint.pyflow.analysis import LLMCall, where
 from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.results import LLMCall, where
 from evallint.pyflow.summaries import Origin
 from evallint.registry import Context, Project, project_check
 from evallint.roles import Role, name_tokens

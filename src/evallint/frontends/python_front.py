@@ -16,20 +16,13 @@ from evallint.config import Config
 from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
 from evallint.kinds import FileKind
-from evallint.pyflow.analysis import has_sdk_call
 from evallint.pyflow.build import Builder
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, join_cells
+from evallint.pyflow.providers import PREFILTER_WORDS, has_sdk_call
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
-# Words that any LLM call, evaluator or model constant evallint can reason about contains.
-# Lower-cased substring tests: an IGNORECASE regex alternation is ten times slower.
-PREFILTER_WORDS = (
-    "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
-    "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
-    "langchain",
-)
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w., \t]+))",
                       re.M)
 
@@ -124,6 +117,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.functions = builder.functions
     facts.owners = builder.owners
     facts.calls_sdk = has_sdk_call(facts)
+    facts.function_names = frozenset(builder.functions)
     return facts
 
 

@@ -14,7 +14,6 @@ import fnmatch
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -35,34 +34,23 @@ from evallint.pyflow.ir import (
     Step,
     Val,
 )
+from evallint.pyflow.providers import (
+    ANTHROPIC_METHODS,
+    CHAT_BIND,
+    CHAT_INVOKE,
+    LITELLM_FUNCS,
+    LLM_SDKS,
+    NON_CONTENT,
+    OPENAI_METHODS,
+    STRUCTURED,
+    chat_ctor,
+)
 from evallint.pyflow.relevance import function_role
+from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
 from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
 from evallint.roles import name_tokens as _name_tokens
 
-LLM_SDKS = ("anthropic", "openai", "litellm")
-ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
-                     "messages.batches.create", "completions.create")
-OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
-                  "responses.create", "responses.parse", "responses.stream")
-LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
-                 "litellm.batch_completion", "litellm.responses"}
-NON_CONTENT = {"model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
-               "tools", "tool_choice", "thinking", "reasoning_effort", "reasoning",
-               "response_format", "output_format", "text_format", "stream", "timeout", "n",
-               "seed", "stop", "stop_sequences", "metadata", "extra_headers", "extra_body",
-               "betas", "service_tier", "parallel_tool_calls", "api_key", "base_url",
-               "max_retries", "num_retries", "user", "store", "text"}
-STRUCTURED = {"response_format", "output_format", "text_format"}
-# LangChain chat models: constructors (from a ``langchain*`` package), the methods that run
-# one, and the methods that return the same model with options bound
-CHAT_CLASSES = {"ChatOpenAI", "ChatAnthropic", "ChatOllama", "ChatGoogleGenerativeAI",
-                "AzureChatOpenAI", "ChatLiteLLM", "ChatVertexAI", "ChatBedrock",
-                "ChatBedrockConverse", "ChatMistralAI", "ChatGroq", "ChatDeepSeek",
-                "ChatFireworks", "ChatTogether", "ChatXAI", "ChatCohere", "init_chat_model"}
-CHAT_INVOKE = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch"}
-CHAT_BIND = {"with_structured_output", "bind_tools", "bind", "with_config", "with_retry",
-             "with_fallbacks"}
 METADATA_ATTRS = {"usage", "id", "model", "stop_reason", "finish_reason", "role", "type",
                   "created", "index", "input_tokens", "output_tokens", "stop_sequence",
                   "system_fingerprint", "object", "status"}
@@ -132,86 +120,6 @@ def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
 # --------------------------------------------------------------------------- events
 
 
-@dataclass
-class Flow:
-    """A labelled value reaching a sink: EL201 (raw), EL202 (generator context), EL203
-    (rubric to generator)."""
-
-    code: str
-    path: str
-    pos: Pos
-    sink: str  # what the sink is: "the evaluator call `judge()`"
-    origin: Origin | None
-    detail: str = ""
-    reasoning: tuple[str, ...] = ()
-    name: str = ""  # the variable, for legitimate-by-design declarations
-    evidence: tuple[str, ...] = ()
-    related: tuple[tuple[str, Pos, str], ...] = ()
-
-
-@dataclass
-class LLMCall:
-    """An effective LLM call: an SDK call, or a call of a helper that makes one."""
-
-    path: str
-    function: str
-    pos: Pos
-    callee: str
-    role: Role
-    evidence: tuple[str, ...]
-    model: str | None
-    model_where: str
-    model_pos: Pos
-    tools: tuple[str, ...]
-    inputs_from: tuple[Origin, ...]  # generator outputs reaching its input
-    own_role: bool = False  # the callee has a role of its own (generate(), judge())
-    origin: Origin | None = None
-    obj: tuple[str, str, int] | None = None  # the chat model object called (its constructor)
-    obj_what: str = ""
-    obj_at: tuple[str, Pos] | None = None
-
-
-@dataclass
-class LoopEvent:
-    path: str
-    function: str
-    pos: Pos
-    kind: str
-    bounded: bool
-    gen: tuple[Pos, ...]
-    ev: tuple[Pos, ...]
-
-    @property
-    def refinement(self) -> bool:
-        return bool(self.gen) and bool(self.ev)
-
-
-@dataclass
-class Event:
-    """EL502/EL503/EL504/EL505 evidence: a position, a message and related places."""
-
-    code: str
-    path: str
-    pos: Pos
-    message: str
-    related: tuple[tuple[str, Pos, str], ...] = ()
-
-
-@dataclass
-class Result:
-    flows: list[Flow] = field(default_factory=list)
-    calls: list[LLMCall] = field(default_factory=list)
-    loops: list[LoopEvent] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-
-
-def where(path: str, pos: Pos) -> str:
-    name = PurePosixPath(path).name
-    if pos.cell is not None:
-        return f"{name}:cell {pos.cell}:{pos.line}"
-    return f"{name}:{pos.line}"
-
-
 # --------------------------------------------------------------------------- analysis
 
 
@@ -277,8 +185,8 @@ class Analysis:
         for f in self.skipped:
             hit = False
             for name in f.imported:
-                found = self.tables.function(name, f.path)
-                if found is not None and (found[0].path, found[1].name) in helpers:
+                found = self.tables.function_name(name, f.path)
+                if found is not None and (found[0].path, found[1]) in helpers:
                     hit = True
                     break
                 mod = self.tables.module(name, f.path)
@@ -333,7 +241,7 @@ class Analysis:
             root = c.func.split(".")[0]
             target = mod.facts.imports.get(root, "")
             qual = f"{target}{c.func[len(root):]}" if target else ""
-            if qual and _chat_ctor(qual):
+            if qual and chat_ctor(qual):
                 interp = Interp(self, mod, fn, report=False)
                 out |= interp.chat_object(c, mod, fn, lambda v: self.resolve_ref(
                     v.ref if v is not None else None, mod, None))
@@ -858,7 +766,7 @@ class Interp:
         sdk = self.sdk_kind(c, kind, name)
         if sdk is not None:
             return self.sdk_call(c, sdk, args, kws)
-        if kind == "ext" and _chat_ctor(name):
+        if kind == "ext" and chat_ctor(name):
             return self.chat_object(c, self.mod, self.fn, self.model_of_val)
         if self.an.is_extractor(c.func):
             return sanitize(frozenset().union(recv, *args, *kws.values()))
@@ -1585,32 +1493,6 @@ class Interp:
 @lru_cache(maxsize=65536)
 def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(_name_tokens(name))
-
-
-def _chat_ctor(qualified: str) -> bool:
-    """``langchain_openai.ChatOpenAI``, ``langchain.chat_models.init_chat_model``."""
-    return qualified.split(".")[0].startswith("langchain") and (
-        qualified.rsplit(".", 1)[-1] in CHAT_CLASSES)
-
-
-def has_sdk_call(facts: PythonFacts) -> bool:
-    """Could this module call an LLM SDK? (the interpreter decides for sure)"""
-    for fn in facts.functions.values():
-        for c in fn.calls:
-            root = c.func.split(".")[0]
-            if _chat_ctor(f"{facts.imports.get(root, '')}{c.func[len(root):]}"):
-                return True
-            dotted = "." + c.func
-            if dotted.endswith(_SDK_SUFFIXES):
-                return True
-            root = c.func.split(".")[0]
-            target = facts.imports.get(root, "")
-            if target.split(".")[0] == "litellm":
-                return True
-    return False
-
-
-_SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
 
 
 def _bound_names(loop: Loop) -> set[str]:

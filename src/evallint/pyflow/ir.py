@@ -190,6 +190,9 @@ class PythonFacts(FileFacts):
     # Set by the front-end: a call in this module looks like an LLM SDK call. The project
     # analysis starts from these modules without decoding anyone's code tree.
     calls_sdk: bool = False
+    # The names in ``functions``, kept eager: following an import to a function does not
+    # decode the code tree of every module on the way.
+    function_names: frozenset[str] = frozenset()
 
     # The code tree (constants, functions, owners) travels through the process pool as one
     # pickled blob and stays an undecoded plain-data string in the result cache, decoded on

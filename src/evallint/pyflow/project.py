@@ -6,8 +6,8 @@ from pathlib import Path, PurePosixPath
 
 from evallint.facts import Pos
 from evallint.findings import Related
-from evallint.pyflow.analysis import DEFAULT_EXTRACT, Analysis, Result
 from evallint.pyflow.ir import PythonFacts
+from evallint.pyflow.results import Result
 from evallint.registry import Context, Project
 
 _LAST: tuple[Project, Result] | None = None
@@ -19,6 +19,8 @@ def result_for(project: Project, ctx: Context) -> Result:
     global _LAST
     if _LAST is not None and _LAST[0] is project:
         return _LAST[1]
+    from evallint.pyflow.analysis import DEFAULT_EXTRACT, Analysis  # only when there is Python
+
     facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
     extract = ctx.params("EL201").get("extract_functions", list(DEFAULT_EXTRACT))
     if not any(f.analyzed for f in facts):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from evallint.pyflow.providers import SDK_CALL_TEXT, SDK_ROOTS
 from evallint.roles import Role, name_tokens, role_from_name
 
 
@@ -21,12 +22,8 @@ def function_role(name: str) -> Role:
     return role
 
 
-SDK_ROOTS = {"anthropic", "openai", "litellm"}
 _MODEL_HINTS = ("claude", "gpt-", "gemini", "o1", "o3", "o4", "haiku", "sonnet", "opus")
 
-_SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
-                  ".completions.create", ".completions.parse", ".responses.create",
-                  ".responses.parse", ".responses.stream")
 
 
 def needs_analysis(tree: ast.Module, text: str) -> bool:
@@ -46,7 +43,7 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _constant_matters(node):
             return True
     # a client passed in from elsewhere: the call's shape is the only evidence
-    return any(t in text for t in _SDK_CALL_TEXT)
+    return any(t in text for t in SDK_CALL_TEXT)
 
 
 def _sdk_root(module: str) -> bool:

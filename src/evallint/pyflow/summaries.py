@@ -115,17 +115,25 @@ class Tables:
             return found[0]
         return max(found, key=lambda m: (_common(m.path, near), -len(m.path)))
 
-    def function(self, qualified: str, near: str = "") -> tuple[Module, FunctionIR] | None:
-        """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and function."""
+    def function_name(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
+        """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and the
+        function's name in it, without decoding any module's code tree."""
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             mod = self.module(".".join(parts[:cut]), near)
             if mod is None:
                 continue
-            fn = mod.facts.functions.get(".".join(parts[cut:]))
-            if fn is not None:
-                return mod, fn
+            name = ".".join(parts[cut:])
+            if name in mod.facts.function_names:
+                return mod, name
         return None
+
+    def function(self, qualified: str, near: str = "") -> tuple[Module, FunctionIR] | None:
+        """As :meth:`function_name`, with the function itself."""
+        found = self.function_name(qualified, near)
+        if found is None:
+            return None
+        return found[0], found[0].facts.functions[found[1]]
 
     def constant(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         parts = qualified.split(".")

@@ -1,0 +1,70 @@
+"""The LLM providers evallint recognises, in one place: SDK roots and call shapes, LangChain
+chat models, the words of the text prefilter. The front-end's prefilters and the interpreter
+read these tables; adding a provider is an edit here."""
+
+from __future__ import annotations
+
+from evallint.pyflow.ir import PythonFacts
+
+LLM_SDKS = ("anthropic", "openai", "litellm")
+ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
+                     "messages.batches.create", "completions.create")
+OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
+                  "responses.create", "responses.parse", "responses.stream")
+LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
+                 "litellm.batch_completion", "litellm.responses"}
+NON_CONTENT = {"model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
+               "tools", "tool_choice", "thinking", "reasoning_effort", "reasoning",
+               "response_format", "output_format", "text_format", "stream", "timeout", "n",
+               "seed", "stop", "stop_sequences", "metadata", "extra_headers", "extra_body",
+               "betas", "service_tier", "parallel_tool_calls", "api_key", "base_url",
+               "max_retries", "num_retries", "user", "store", "text"}
+STRUCTURED = {"response_format", "output_format", "text_format"}
+# LangChain chat models: constructors (from a ``langchain*`` package), the methods that run
+# one, and the methods that return the same model with options bound
+CHAT_CLASSES = {"ChatOpenAI", "ChatAnthropic", "ChatOllama", "ChatGoogleGenerativeAI",
+                "AzureChatOpenAI", "ChatLiteLLM", "ChatVertexAI", "ChatBedrock",
+                "ChatBedrockConverse", "ChatMistralAI", "ChatGroq", "ChatDeepSeek",
+                "ChatFireworks", "ChatTogether", "ChatXAI", "ChatCohere", "init_chat_model"}
+CHAT_INVOKE = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch"}
+CHAT_BIND = {"with_structured_output", "bind_tools", "bind", "with_config", "with_retry",
+             "with_fallbacks"}
+
+_SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
+
+# Words that any LLM call, evaluator or model constant evallint can reason about contains.
+# Lower-cased substring tests: an IGNORECASE regex alternation is ten times slower.
+PREFILTER_WORDS = (
+    "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
+    "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
+    "langchain",
+)
+# A module that imports one of these (or a ``langchain*`` package) can call an LLM.
+SDK_ROOTS = frozenset(LLM_SDKS)
+# Call text that shows an SDK call even when the client comes from elsewhere.
+SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
+                 ".completions.create", ".completions.parse", ".responses.create",
+                 ".responses.parse", ".responses.stream")
+
+
+def chat_ctor(qualified: str) -> bool:
+    """``langchain_openai.ChatOpenAI``, ``langchain.chat_models.init_chat_model``."""
+    return qualified.split(".")[0].startswith("langchain") and (
+        qualified.rsplit(".", 1)[-1] in CHAT_CLASSES)
+
+
+def has_sdk_call(facts: PythonFacts) -> bool:
+    """Could this module call an LLM SDK? (the interpreter decides for sure)"""
+    for fn in facts.functions.values():
+        for c in fn.calls:
+            root = c.func.split(".")[0]
+            if chat_ctor(f"{facts.imports.get(root, '')}{c.func[len(root):]}"):
+                return True
+            dotted = "." + c.func
+            if dotted.endswith(_SDK_SUFFIXES):
+                return True
+            root = c.func.split(".")[0]
+            target = facts.imports.get(root, "")
+            if target.split(".")[0] == "litellm":
+                return True
+    return False

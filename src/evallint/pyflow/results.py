@@ -1,0 +1,93 @@
+"""What the Python analysis hands to the checks: flows, effective LLM calls, loops and events.
+
+Checks read these and nothing else of the analysis, so importing them costs nothing at start-up
+(the interpreter loads only when a project has Python to analyse)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from evallint.facts import Pos
+from evallint.pyflow.summaries import Origin
+from evallint.roles import Role
+
+
+@dataclass
+class Flow:
+    """A labelled value reaching a sink: EL201 (raw), EL202 (generator context), EL203
+    (rubric to generator)."""
+
+    code: str
+    path: str
+    pos: Pos
+    sink: str  # what the sink is: "the evaluator call `judge()`"
+    origin: Origin | None
+    detail: str = ""
+    reasoning: tuple[str, ...] = ()
+    name: str = ""  # the variable, for legitimate-by-design declarations
+    evidence: tuple[str, ...] = ()
+    related: tuple[tuple[str, Pos, str], ...] = ()
+
+
+@dataclass
+class LLMCall:
+    """An effective LLM call: an SDK call, or a call of a helper that makes one."""
+
+    path: str
+    function: str
+    pos: Pos
+    callee: str
+    role: Role
+    evidence: tuple[str, ...]
+    model: str | None
+    model_where: str
+    model_pos: Pos
+    tools: tuple[str, ...]
+    inputs_from: tuple[Origin, ...]  # generator outputs reaching its input
+    own_role: bool = False  # the callee has a role of its own (generate(), judge())
+    origin: Origin | None = None
+    obj: tuple[str, str, int] | None = None  # the chat model object called (its constructor)
+    obj_what: str = ""
+    obj_at: tuple[str, Pos] | None = None
+
+
+@dataclass
+class LoopEvent:
+    path: str
+    function: str
+    pos: Pos
+    kind: str
+    bounded: bool
+    gen: tuple[Pos, ...]
+    ev: tuple[Pos, ...]
+
+    @property
+    def refinement(self) -> bool:
+        return bool(self.gen) and bool(self.ev)
+
+
+@dataclass
+class Event:
+    """EL502/EL503/EL504/EL505 evidence: a position, a message and related places."""
+
+    code: str
+    path: str
+    pos: Pos
+    message: str
+    related: tuple[tuple[str, Pos, str], ...] = ()
+
+
+@dataclass
+class Result:
+    flows: list[Flow] = field(default_factory=list)
+    calls: list[LLMCall] = field(default_factory=list)
+    loops: list[LoopEvent] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+
+
+def where(path: str, pos: Pos) -> str:
+    name = PurePosixPath(path).name
+    if pos.cell is not None:
+        return f"{name}:cell {pos.cell}:{pos.line}"
+    return f"{name}:{pos.line}"
