@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import lint_tree
+from tests.conftest import lint_tree, write_files
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = re.compile(
@@ -49,3 +49,31 @@ def test_clean_fixtures_have_no_errors_or_warnings() -> None:
            if f.path.startswith(("fixtures/clean/", "fixtures/loop/"))
            and f.severity.value != "note"]
     assert bad == []
+
+
+def test_output_does_not_depend_on_hash_seeds(tmp_path: Path) -> None:
+    """Same input, same output, byte for byte: baselines and CI diffs depend on it. Two
+    generators reach one judge below; sets of strings iterate in a per-process order."""
+    import os
+    import subprocess
+    import sys
+
+    write_files(tmp_path, {"loop.py": (
+        "import anthropic\nclient = anthropic.Anthropic()\nMODEL = 'claude-sonnet-4-5'\n"
+        "def ask(q):\n    return client.messages.create(model=MODEL, max_tokens=9,\n"
+        "        messages=[{'role': 'user', 'content': q}]).content[0].text\n"
+        "def ask_again(q):\n    return client.messages.create(model=MODEL, max_tokens=9,\n"
+        "        messages=[{'role': 'user', 'content': q}]).content[0].text\n"
+        "def judge(answer):\n    return client.messages.create(model=MODEL, max_tokens=9,\n"
+        "        messages=[{'role': 'user', 'content': 'Score 1-10: ' + answer}])\n"
+        "a = ask('x')\nb = ask_again('y')\nverdict = judge(a + b)\n")})
+    root = Path(__file__).resolve().parents[1]
+    outputs = set()
+    for seed in ("1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root / "src")}
+        proc = subprocess.run([sys.executable, "-m", "evallint", "check", "--no-cache",
+                               str(tmp_path), str(root / "fixtures")], env=env,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 1 and "EL301" in proc.stdout
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1

@@ -58,3 +58,27 @@ def test_invalid_example_is_reported(code: str, example: dict[str, Any], tmp_pat
         assert match, f"{code}: expected a finding at {path}:{exp['line']}, got {hits}"
     if "count" in example:
         assert len(hits) == example["count"], hits
+
+
+def test_every_rule_has_a_check_and_every_check_a_rule() -> None:
+    """A rule file nothing reports is dead documentation; a check without a rule file has no
+    docs and cannot be selected. The suppression rules (EL902-EL904) are the engine's own."""
+    from evallint import engine
+    from evallint.registry import FILE_CHECKS, PROJECT_CHECKS, load_checks
+
+    load_checks()
+    checked = {code for check in (*FILE_CHECKS, *PROJECT_CHECKS) for code in check.codes}
+    engine_codes = {engine.UNPARSABLE, engine.UNUSED_SUPPRESSION, engine.UNKNOWN_SUPPRESSION,
+                    engine.UNREASONED_SUPPRESSION}
+    rules = set(load_rules())
+    assert rules - checked - engine_codes == set()
+    assert checked - rules == set()
+
+
+def test_the_architecture_table_names_every_rule_code() -> None:
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "ARCHITECTURE.md").read_text()
+    table = text[text.index("## Rule codes"):]
+    listed = set(re.findall(r"\bEL\d{3}\b", table))
+    assert listed == set(load_rules())

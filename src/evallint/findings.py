@@ -56,8 +56,10 @@ class Finding:
     evidence: list[str] = field(default_factory=list)
     fix: str | None = None
 
-    def sort_key(self) -> tuple[str, int, int, int, str]:
-        return (self.path, self.cell or 0, self.line, self.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str, str]:
+        """Position, then code, then message: a total order, so that output never depends on
+        the order in which checks or sets produced the findings."""
+        return (self.path, self.cell or 0, self.line, self.column, self.code, self.message)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -39,7 +39,10 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
         if x.role is not Role.EVALUATOR:
             continue
         e_keys = [k for k in _chain(x.origin) if k in base_e]
-        g_keys = [k for o in x.inputs_from for k in _chain(o) if k in base_g]
+        # several generators reach this evaluator: the nearest one before it first, so the
+        # finding names the same generator on every run (the origins come out of sets)
+        g_keys = sorted({k for o in x.inputs_from for k in _chain(o) if k in base_g},
+                        key=lambda k: _place(base_g[k]), reverse=True)
         for ek in e_keys:
             for gk in g_keys:
                 pairs[(ek, gk)] = None
@@ -54,6 +57,10 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
                 pairs[(ek, gk)] = None
     return [(base_e[ek], base_g[gk]) for ek, gk in pairs  # type: ignore[index,unused-ignore]
             if ek in base_e and gk in base_g]
+
+
+def _place(c: LLMCall) -> tuple[str, int, int, int]:
+    return (c.path, c.pos.cell or 0, c.pos.line, c.pos.column)
 
 
 def _model(c: LLMCall) -> str:

@@ -123,6 +123,9 @@ def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
 # --------------------------------------------------------------------------- analysis
 
 
+_EMPTY_SUMMARY = Summary()
+
+
 class Analysis:
     """Everything project-wide: tables, summaries, options; runs the interpreter."""
 
@@ -296,9 +299,11 @@ class Analysis:
             new = interp.run()
             for dep in interp.deps:
                 callers.setdefault(dep, set()).add(key)
-            old = self.summaries.get(key)
+            # Before its first run a function reads as the empty summary (``summary()``), to
+            # its callers and to itself: a first result equal to that changes nothing.
+            old = self.summaries.get(key) or _EMPTY_SUMMARY
             self.summaries[key] = new
-            if old is None or old.signature() != new.signature():
+            if old.signature() != new.signature():
                 for caller in (*callers.get(key, ()), key):
                     if caller not in queued and caller in funcs:
                         queue.append(caller)
