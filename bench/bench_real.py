@@ -9,7 +9,10 @@ repository, and prints for each tree:
 * read + ``ast.parse`` of the Python files in one process (the baseline; notebooks' code cells),
 * ``evallint check --no-cache`` (cold), a cached cold run, a warm run with nothing changed, and a
   warm run after a one-line edit to one analysed Python file, each a fresh process,
-* peak RSS of each run.
+* peak RSS of each run,
+* with ``--peers PYTHON`` (an interpreter with ``aiproof`` and ``agentguard-lint`` installed, in a
+  virtual environment of their own), the same tree through agentguard's CLI and through
+  aiproof's Python API over the files evallint reads, each a fresh process, side by side.
 
     python bench/bench_real.py [--mirrors /work/.mirror] [--only ragas,dspy] [--runs 3]
 
@@ -136,6 +139,39 @@ def run(tree: Path, *args: str) -> tuple[float, float, int, str]:
     return float(wall), float(rss), int(code), str(tail)
 
 
+_AIPROOF = """
+import sys, aiproof
+for path in sys.stdin.read().splitlines():
+    try:
+        text = open(path, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError):
+        continue
+    aiproof.check(text, path)
+"""
+
+
+def run_peer(tree: Path, cmd: list[str], stdin: str = "") -> float:
+    """Wall time of a peer's run on ``tree`` (its exit status is its own business)."""
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=tree, input=stdin, capture_output=True, text=True, check=False)
+    return time.perf_counter() - start
+
+
+def peers(tree: Path, python: Path, runs: int) -> dict[str, float]:
+    listed = subprocess.run([sys.executable, "-m", "evallint", "check", "--show-files"],
+                            cwd=tree, capture_output=True, text=True, check=False,
+                            env=_env()).stdout
+    paths = "\n".join(line.partition("\t")[0] for line in listed.splitlines())
+    agentguard = python.parent / "agentguard"
+    out: dict[str, float] = {}
+    if agentguard.exists():
+        out["agentguard"] = statistics.median(
+            run_peer(tree, [str(agentguard), "."]) for _ in range(runs))
+    out["aiproof"] = statistics.median(
+        run_peer(tree, [str(python), "-c", _AIPROOF], paths) for _ in range(runs))
+    return out
+
+
 def edit_one(files: list[Path]) -> Path | None:
     """Append a comment line to the first Python file that calls an SDK (an analysed file)."""
     for p in files:
@@ -172,6 +208,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated tree names")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--peers", type=Path, help="python of a venv with aiproof, agentguard-lint")
     args = ap.parse_args()
     names = [n for n in TREES if not args.only or n in args.only.split(",")]
     scratch = Path(tempfile.mkdtemp(prefix="evallint-real-"))
@@ -195,6 +232,10 @@ def main() -> None:
                   + (f"{edit:>8.2f}{edit / r['warm']:>7.2f}" if edit else "       -      -"),
                   flush=True)
             print(f"{'':<20}{r['summary']}", flush=True)
+            if args.peers:
+                p = peers(tree, args.peers, args.runs)
+                print(f"{'':<20}peers, same tree, cold: evallint {r['cold']:.2f} s; "
+                      + "; ".join(f"{k} {v:.2f} s" for k, v in p.items()), flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -136,6 +136,7 @@ class Store:
         self._key = key
         self.salt = salt
         self.enabled = True
+        self._made: set[Path] = set()  # folders known to exist
 
     def entry_key(self, *parts: str | bytes) -> str:
         """A digest of the salt (evallint's code, config, rules) and ``parts``."""
@@ -183,6 +184,13 @@ class Store:
             payload = datacodec.encode(obj)
         except datacodec.CodecError:
             return
+        self.put_encoded(namespace, key, payload, replace_all=replace_all)
+
+    def put_encoded(self, namespace: str, key: str, payload: bytes, *,
+                    replace_all: bool = False) -> None:
+        """Store an entry already encoded with :func:`datacodec.encode` (by a worker)."""
+        if not self.enabled:
+            return
         target = self._path(namespace, key)
         try:
             if replace_all and (self.folder / namespace).is_dir():
@@ -190,7 +198,9 @@ class Store:
                     if sub.is_dir() and not sub.is_symlink():
                         for old in sub.iterdir():
                             old.unlink(missing_ok=True)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in self._made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self._made.add(target.parent)
             _write_new(target, MAGIC + self._mac(namespace, key, payload) + b"\n" + payload)
         except OSError:
             self.enabled = False  # a read-only checkout: just stop caching

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import evallint
-from evallint import globs, policy, suppress
+from evallint import datacodec, globs, policy, suppress
 from evallint.cache import (
     ENV_CACHE_DIR,
     CacheUnavailable,
@@ -60,6 +60,7 @@ class FileResult:
     internal_error: str | None = None
     cached: bool = False
     cacheable: bool = True
+    payload: bytes | None = None  # the cache entry, encoded by the worker
 
 
 @dataclass
@@ -143,25 +144,33 @@ def _describe(exc: BaseException) -> str:
 Job = FileTask | tuple[FileTask, bytes]  # a file to read, or a name and its text (stdin)
 
 
-def _analyzer_for(config: Config, enabled: set[str]) -> Callable[[Job], FileResult]:
-    """A worker's per-file function (module level so that it also pickles for ``spawn``)."""
+def _analyzer_for(config: Config, enabled: set[str],
+                  encode: bool) -> Callable[[Job], FileResult]:
+    """A worker's per-file function (module level so that it also pickles for ``spawn``).
+    ``encode``: the run caches, so the worker also encodes the cache entry (in parallel,
+    where the facts are still plain objects), and the parent only signs and writes it."""
     analyzer = _Analyzer(config, enabled)
 
     def handle(job: Job) -> FileResult:
-        if isinstance(job, tuple):
-            return analyzer.analyze_bytes(*job)
-        return analyzer.analyze(job)
+        result = analyzer.analyze_bytes(*job) if isinstance(job, tuple) else analyzer.analyze(job)
+        if encode and result.cacheable and not result.internal_error:
+            try:
+                result.payload = datacodec.encode(
+                    (result.facts, result.findings, result.suppressions))
+            except datacodec.CodecError:
+                result.cacheable = False
+        return result
 
     return handle
 
 
 def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
-                       workers: int) -> list[FileResult]:
+                       workers: int, encode: bool = False) -> list[FileResult]:
     """Analyse ``tasks`` in supervised worker processes (see :mod:`evallint.workers`): a file
     that kills its worker or runs past the time budget is EL901 for that file alone."""
     out: list[FileResult | None] = [None] * len(tasks)
     reporter: _Analyzer | None = None
-    setup = functools.partial(_analyzer_for, config, enabled)
+    setup = functools.partial(_analyzer_for, config, enabled, encode)
     for i, res in supervise(tasks, setup, workers=workers, budget=config.time_budget):
         if isinstance(res, Failure):
             reporter = reporter or _Analyzer(config, enabled)
@@ -278,12 +287,15 @@ def run_check(
     todo_tasks = [tasks[i] for i, _ in todo]
     if len(todo_tasks) < PARALLEL_THRESHOLD:
         workers = 1
-    fresh = analyze_supervised(list(todo_tasks), config, enabled, workers)
+    fresh = analyze_supervised(list(todo_tasks), config, enabled, workers,
+                               encode=cache is not None)
     for (i, key), res in zip(todo, fresh, strict=True):
         results[i] = res
         if (cache is not None and key is not None and not res.internal_error
                 and res.cacheable):
-            cache.put("files", key, (res.facts, res.findings, res.suppressions))
+            if res.payload is not None:
+                cache.put_encoded("files", key, res.payload)
+            res.payload = None
 
     final = [r for r in results if r is not None]
     run = _finish(final, config, metas, enabled, cached,
