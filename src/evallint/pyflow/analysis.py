@@ -124,6 +124,7 @@ def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
 
 
 _EMPTY_SUMMARY = Summary()
+_PLAIN = frozenset({"param", "psan"})  # labels that are only symbolic parameters
 
 
 class Analysis:
@@ -140,6 +141,11 @@ class Analysis:
         self.genctx: dict[str, dict[str, L]] = {}
         self.tables = Tables(facts)
         self.relevant = self._relevant()
+        self._stale: set[tuple[str, str]] = set()  # functions to run again (_load_importers)
+        # callee -> the functions whose last run read its summary
+        self._callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        # functions whose last run was quiet (``Interp.touched``), with the epoch it began at
+        self._quiet: dict[tuple[str, str], tuple[int, int]] = {}
         self.skipped = [f for f in facts if not f.analyzed and f.imported]
         self.load = load
         # evaluator calls (origin keys) whose output carries a numeric score: the prompt asks
@@ -205,9 +211,39 @@ class Analysis:
         self.skipped = rest
         if not loaded:
             return False
+        before = {m.path: self._import_targets(m) for m in self.tables.modules}
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
         self.relevant = self._relevant() | {f.path for f in loaded}
+        # Functions whose imports now resolve elsewhere (or at all) run again, as do those of
+        # modules importing them (constants and chat objects are read through imports);
+        # summaries that change then reach their callers through the fixpoint.
+        stale = {m.path for m in self.tables.modules
+                 if m.path in before and self._import_targets(m) != before[m.path]}
+        stale |= {f.path for f in loaded}
+        changed = True
+        while changed:
+            changed = False
+            for m in self.tables.modules:
+                if m.path not in stale and stale.intersection(self._import_targets(m)):
+                    stale.add(m.path)
+                    changed = True
+        self._stale = {(m.path, f) for m in self.tables.modules if m.path in stale
+                       for f in m.facts.function_names}
         return True
+
+    def _import_targets(self, m: Module) -> tuple[str | None, ...]:
+        """The module each import of ``m`` resolves to in the current tables."""
+        out: list[str | None] = []
+        for value in m.facts.imports.values():
+            parts = value.split(".")
+            found: str | None = None
+            for cut in range(len(parts), 0, -1):
+                hit = self.tables.module(".".join(parts[:cut]), m.path)
+                if hit is not None:
+                    found = hit.path
+                    break
+            out.append(found)
+        return tuple(out)
 
     def static_chat(self, mod: Module, name: str, depth: int = 0) -> frozenset[L]:
         """Chat model labels of a module-level name or ``Class.attr`` (``llm = ChatOpenAI(...)``,
@@ -275,18 +311,30 @@ class Analysis:
         funcs = [(m, f) for m in self.tables.modules if m.path in self.relevant
                  for f in m.facts.functions.values()]
         for mod, fn in funcs:
+            # A function whose last run met no LLM value, call or sink, under the same
+            # project-wide state, has nothing to report: its reporting run would be the same.
+            if self._quiet.get((mod.path, fn.name)) == self._epoch():
+                continue
             Interp(self, mod, fn, report=True).run()
         self._dedupe()
         return self.result
+
+    def _epoch(self) -> tuple[int, int]:
+        """The size of the project-wide state a function without LLM values reads (generator
+        context names, chat objects); it only grows."""
+        return sum(len(v) for v in self.genctx.values()), len(self.chats)
 
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
         changes (or its own, which can change its calls' roles)."""
         funcs = {(m.path, f.name): (m, f) for m in self.tables.modules
                  if m.path in self.relevant for f in m.facts.functions.values()}
-        queue = deque(funcs)
-        queued = set(funcs)
-        callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        # Again after loading importers: only what is new or may see them differently.
+        queue = deque(k for k in self._callees_first(funcs)
+                      if k not in self.summaries or k in self._stale)
+        queued = set(queue)
+        self._stale = set()
+        callers = self._callers
         runs: dict[tuple[str, str], int] = {}
         while queue:
             key = queue.popleft()
@@ -295,8 +343,13 @@ class Analysis:
             if runs[key] > 8:
                 continue
             mod, fn = funcs[key]
+            epoch = self._epoch()
             interp = Interp(self, mod, fn, report=False)
             new = interp.run()
+            if interp.touched or runs[key] == 8:
+                self._quiet.pop(key, None)
+            else:
+                self._quiet[key] = epoch
             for dep in interp.deps:
                 callers.setdefault(dep, set()).add(key)
             # Before its first run a function reads as the empty summary (``summary()``), to
@@ -304,10 +357,71 @@ class Analysis:
             old = self.summaries.get(key) or _EMPTY_SUMMARY
             self.summaries[key] = new
             if old.signature() != new.signature():
-                for caller in (*callers.get(key, ()), key):
+                again = list(callers.get(key, ()))
+                # A function reads its own summary only through recursion and through the
+                # count of its LLM calls (see ``Interp.role_of``).
+                if key in interp.deps or (interp.own_role is not Role.UNKNOWN
+                                          and (old.n_llm <= 1) != (new.n_llm <= 1)):
+                    again.append(key)
+                for caller in again:
                     if caller not in queued and caller in funcs:
                         queue.append(caller)
                         queued.add(caller)
+
+    def _callees_first(self, funcs: dict[tuple[str, str], tuple[Module, FunctionIR]]
+                       ) -> list[tuple[str, str]]:
+        """``funcs`` ordered so that a function comes after the project functions it calls
+        (as far as names resolve without interpreting; cycles in any order), which lets most
+        functions reach their final summary on their first run."""
+        graph: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for key, (mod, fn) in funcs.items():
+            out: list[tuple[str, str]] = []
+            for c in fn.calls:
+                name = self._static_callee(mod, fn, c.func)
+                if name is None:
+                    continue
+                found = self.tables.function_name(name, mod.path)
+                if found is not None and (found[0].path, found[1]) in funcs:
+                    out.append((found[0].path, found[1]))
+            graph[key] = out
+        order: list[tuple[str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        for start in funcs:
+            if start in seen:
+                continue
+            seen.add(start)
+            stack = [(start, iter(graph[start]))]
+            while stack:
+                node, it = stack[-1]
+                for nxt in it:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append((nxt, iter(graph[nxt])))
+                        break
+                else:
+                    stack.pop()
+                    order.append(node)
+        return order
+
+    @staticmethod
+    def _static_callee(mod: Module, fn: FunctionIR, func: str) -> str | None:
+        """The qualified name a call resolves to without labels (:meth:`Interp.resolve`)."""
+        if not func or func.startswith("<expr>"):
+            return None
+        root, _, rest = func.partition(".")
+        facts = mod.facts
+        if root in fn.locals or any(p.name == root for p in fn.params):
+            if rest and root in ("self", "cls") and fn.cls:
+                return f"{mod.name}.{fn.cls}.{rest}"
+            return None
+        if root in facts.imports:
+            target = facts.imports[root]
+            return f"{target}.{rest}" if rest else target
+        if f"{fn.name}.{root}" in facts.function_names:
+            return f"{mod.name}.{fn.name}.{func}"
+        if root in facts.function_names:
+            return f"{mod.name}.{func}"
+        return None
 
     def _dedupe(self) -> None:
         """Loops are interpreted twice: keep one record per place."""
@@ -417,6 +531,9 @@ class Interp:
         self.flows: dict[tuple[Any, ...], Flow] = {}
         self.deps: set[tuple[str, str]] = set()
         self.cur = fn.pos
+        # met a value other than a parameter, an LLM call, a sink or a file opened: the
+        # reporting pass must run this function (see ``Analysis.run``)
+        self.touched = False
         own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
         self.own_evidence: tuple[str, ...]
         if own is not None:
@@ -500,6 +617,7 @@ class Interp:
             pass
 
     def note_open(self, c: CallIR) -> None:
+        self.touched = True
         bound: set[str] = set()
         for lid in self.loop_stack:
             bound |= _bound_names(self.loop_objs[lid])
@@ -617,6 +735,8 @@ class Interp:
                            (self.path, self.fn.name, -1))
                 out.add(L("rubric", o, name="evaluator prompt text"))
                 break
+        if out and not self.touched:
+            self.touched = any(lb.kind not in _PLAIN for lb in out)
         return frozenset(out)
 
     def read(self, path: str) -> frozenset[L]:
@@ -709,6 +829,8 @@ class Interp:
                 self.writes.add((h, tuple(self.loop_stack)))
         out = self.dispatch(c, args, kws, recv)
         self.call_out[cid] = out
+        if out and not self.touched:
+            self.touched = any(lb.kind not in _PLAIN for lb in out)
         return out
 
     def resolve(self, func: str) -> tuple[str, str]:
@@ -1012,6 +1134,7 @@ class Interp:
 
     def mark_genctx(self, c: CallIR, system: Val | None, messages: Val | None,
                     role: Role) -> None:
+        self.touched = True
         for what, val in (("system prompt", system), ("message history", messages)):
             if val is None or val.calls or len(val.names) != 1:
                 continue
@@ -1210,6 +1333,7 @@ class Interp:
                         if lb.kind in ("param", "psan"):
                             self.sinks.setdefault(lb.idx, set()).add(r)
         if s.called_roles:
+            self.touched = True
             self.called |= s.called_roles
             for lid in self.loop_stack:
                 gen, ev = self.loop_roles[lid]
@@ -1258,6 +1382,7 @@ class Interp:
                   sinks_only: bool = False,
                   obj: Origin | None = None) -> None:
         """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
+        self.touched = True
         r = "evaluator" if role is Role.EVALUATOR else "generator"
         self.called.add(r)
         if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):
@@ -1280,6 +1405,7 @@ class Interp:
 
     def sink_check(self, c: CallIR, role: Role, inputs: dict[str, frozenset[L]],
                    sink: str) -> None:
+        self.touched = True
         if not self.report:
             return
         if role is Role.EVALUATOR:
@@ -1324,6 +1450,7 @@ class Interp:
 
     def template_sink(self, c: CallIR, args: list[frozenset[L]],
                       kws: dict[str, frozenset[L]]) -> None:
+        self.touched = True
         inputs = {f"#{i}": a for i, a in enumerate(args)}
         inputs.update(kws)
         if not self.report:
