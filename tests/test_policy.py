@@ -8,7 +8,7 @@ import pytest
 
 from evallint.config import Config, ConfigError, parse_config
 from evallint.facts import Pos, PromptFacts, TemplateFacts, TemplateVar
-from evallint.policy import all_metas, check
+from evallint.policy import all_metas, check, with_policies
 from evallint.registry import Context
 from evallint.roles import Role, RoleInfo
 
@@ -31,8 +31,8 @@ rules:
 
 def _cfg(tmp_path: Path, pack: str = PACK) -> Config:
     (tmp_path / "acme.yaml").write_text(pack)
-    return parse_config({"policy": ["acme.yaml"]}, source=tmp_path / "evallint.toml",
-                        root=tmp_path)
+    return with_policies(parse_config({"policy": ["acme.yaml"]},
+                                      source=tmp_path / "evallint.toml", root=tmp_path))
 
 
 def _judge(role: Role = Role.EVALUATOR) -> PromptFacts:
@@ -90,4 +90,4 @@ def test_bad_pack_messages(tmp_path: Path, pack: str, needle: str) -> None:
 
 def test_missing_pack_is_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="policy pack"):
-        parse_config({"policy": ["missing.yaml"]}, source=None, root=tmp_path)
+        with_policies(parse_config({"policy": ["missing.yaml"]}, source=None, root=tmp_path))

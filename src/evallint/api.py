@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evallint.config import Config, load_config
+from evallint.config import Config
 from evallint.engine import RunResult, enabled_codes, run_check
+from evallint.policy import load_config_with_policies, with_policies
 from evallint.registry import load_checks, load_rules
 
 
@@ -23,6 +24,6 @@ def lint(
     Raises ConfigError, DiscoveryError or SelectionError on tool errors; never exits.
     """
     load_checks()
-    cfg = config if config is not None else load_config(Path.cwd())
+    cfg = with_policies(config) if config is not None else load_config_with_policies(Path.cwd())
     enabled = enabled_codes(cfg, load_rules(), select=select, ignore=ignore)
     return run_check(paths, cfg, enabled, jobs=jobs, use_cache=use_cache)

@@ -15,7 +15,7 @@ import click
 
 import evallint
 from evallint.baseline import BaselineError
-from evallint.config import ConfigError, load_config
+from evallint.config import ConfigError
 from evallint.discovery import DiscoveryError
 from evallint.findings import Severity
 from evallint.registry import RuleDataError, SelectionError, load_checks, load_rules
@@ -135,10 +135,11 @@ def check(
 ) -> None:
     """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
     from evallint.engine import enabled_codes, run_check
-    from evallint.policy import all_metas
+    from evallint.policy import all_metas, load_config_with_policies
 
     load_checks()
-    cfg = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    cfg = load_config_with_policies(Path.cwd(),
+                                    Path(config_path) if config_path else None)
     if time_budget is not None:
         cfg.time_budget = time_budget
     metas = all_metas(cfg)
@@ -238,10 +239,10 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     """Explain a rule: what it does, why it matters, an example and the fix."""
     import json
 
-    from evallint.policy import all_metas
+    from evallint.policy import all_metas, load_config_with_policies
 
     try:
-        metas = all_metas(load_config(Path.cwd()))
+        metas = all_metas(load_config_with_policies(Path.cwd()))
     except ConfigError:
         metas = dict(load_rules())  # a broken config must not hide the rule docs
     if show_all:

@@ -209,10 +209,6 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
     for glob, role in cfg.roles.items():
         if role not in ("generator", "evaluator"):
             raise ConfigError(f"{where}: roles.{glob!r} must be 'generator' or 'evaluator'")
-    if cfg.policy:
-        from evallint.policy import load_policies
-
-        cfg.policy_rules = load_policies(cfg)
     return cfg
 
 

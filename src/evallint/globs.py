@@ -37,7 +37,11 @@ def _compile(pattern: str) -> re.Pattern[str]:
                 inner = pat[i + 1 : j]
                 neg = inner.startswith("!")
                 inner = inner[1:] if neg else inner
-                body = "".join(ch if ch == "-" else re.escape(ch) for ch in inner)
+                # "-" stays a range; a second "-" in a row is literal ("--" would read as a
+                # future set operation to ``re``)
+                body = "".join("\\-" if ch == "-" and k and inner[k - 1] == "-" else
+                               ch if ch == "-" else re.escape(ch)
+                               for k, ch in enumerate(inner))
                 out.append("[" + ("^" if neg else "") + body + "]")
                 i = j
         else:

@@ -117,10 +117,10 @@ def _q(text: str) -> str:
               help="Do not write; exit 1 if the lock file is missing or out of date.")
 def lock(paths: tuple[str, ...], config_path: str | None, check_only: bool) -> None:
     """Pin the SHA-256 of every evaluator prompt and rubric under PATHS in evallint.lock."""
-    from evallint.config import load_config
     from evallint.engine import run_check
+    from evallint.policy import load_config_with_policies
 
-    cfg = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    cfg = load_config_with_policies(Path.cwd(), Path(config_path) if config_path else None)
     result = run_check(list(paths) or ["."], cfg, {"EL901"}, jobs=1, use_cache=False)
     if result.project is None:
         click.echo("evallint: error: nothing to lock", err=True)

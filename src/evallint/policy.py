@@ -18,16 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evallint.config import Config, ConfigError
+from evallint.config import Config, ConfigError, load_config
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Severity
 from evallint.frontend import ParseError
 from evallint.frontends.marks import load_yaml
 from evallint.models import normalize
+from evallint.rulemeta import RuleMeta, load_rules
 from evallint.source import DEFAULT_MAX_BYTES, read_bounded
 
 if TYPE_CHECKING:
-    from evallint.registry import Context, RuleMeta
+    from evallint.registry import Context
 
 KINDS = ("denied-variable", "allowed-models", "required-contract-keys")
 _CODE = re.compile(r"^[A-Z][A-Z0-9]{1,9}\d{2,4}$")
@@ -117,8 +118,6 @@ def load_policies(config: Config) -> list[PolicyRule]:
 
 def policy_metas(rules: list[PolicyRule]) -> dict[str, RuleMeta]:
     """Rule metadata for policy rules, so selection, SARIF and `evallint rule` know them."""
-    from evallint.registry import RuleMeta
-
     out = {}
     for r in rules:
         what = r.description or f"Policy rule of kind {r.kind}: {', '.join(r.values)}."
@@ -169,10 +168,22 @@ def check(facts: FileFacts, ctx: Context, rules: list[PolicyRule]) -> Iterator[F
                                   f"{msg}: {', '.join(missing)} (policy)")
 
 
+def with_policies(cfg: Config) -> Config:
+    """``cfg`` with its policy packs read (a ConfigError names the pack and the line). The
+    config layer only validates the list: packs hold rule metadata, which config must not
+    depend on."""
+    if cfg.policy and not cfg.policy_rules:
+        cfg.policy_rules = load_policies(cfg)
+    return cfg
+
+
+def load_config_with_policies(start: Path, explicit: Path | None = None) -> Config:
+    """:func:`evallint.config.load_config`, then the policy packs it lists."""
+    return with_policies(load_config(start, explicit))
+
+
 def all_metas(config: Config) -> dict[str, Any]:
     """Shipped rules plus the policy rules this configuration loads."""
-    from evallint.registry import load_rules
-
     metas: dict[str, Any] = dict(load_rules())
     metas.update(policy_metas(config.policy_rules))
     return metas

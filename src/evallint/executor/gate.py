@@ -32,8 +32,9 @@ def format_finding(f: Finding) -> str:
 
 def lint_gate(spec: LoopSpec) -> GateResult:
     from evallint.api import lint
-    from evallint.config import ConfigError, load_config
+    from evallint.config import ConfigError
     from evallint.discovery import DiscoveryError
+    from evallint.policy import load_config_with_policies
     from evallint.registry import RuleDataError, SelectionError
 
     paths = [spec.path, *spec.prompt_files()]
@@ -41,7 +42,7 @@ def lint_gate(spec: LoopSpec) -> GateResult:
         if not p.is_file():
             raise RunError(f"{p}: file not found")
     try:
-        config = load_config(spec.path.parent.resolve())
+        config = load_config_with_policies(spec.path.parent.resolve())
         roles = dict(config.roles)
         templates = list(config.templates)
         stated = [(spec.generator, "generator"), (spec.evaluator, "evaluator")]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
-
-from evallint.executor.spec import Check
 
 _KINDS = {"length", "regex", "json_schema"}
 _TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
@@ -20,6 +19,15 @@ _SCHEMA_KEYS = {
     "type", "properties", "required", "items", "enum", "additionalProperties", "minLength",
     "maxLength", "minimum", "maximum", "minItems", "maxItems", "description", "title",
 }
+
+
+@dataclass(frozen=True)
+class Check:
+    """A deterministic check run on the answer before the LLM judge (hybrid evaluator)."""
+
+    kind: str  # length | regex | json_schema
+    params: dict[str, Any]
+    line: int | None = None
 
 
 def validate_check(check: Check) -> str | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evallint.executor.errors import read_text
+from evallint.executor.rulechecks import Check, validate_check
 from evallint.executor.yamlmarks import Located, load_located
 
 
@@ -24,15 +25,6 @@ class RoleSpec:
     model: str | None
     temperature: float | None
     max_tokens: int
-
-
-@dataclass(frozen=True)
-class Check:
-    """A deterministic check run on the answer before the LLM judge (hybrid evaluator)."""
-
-    kind: str  # length | regex | json_schema
-    params: dict[str, Any]
-    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -254,8 +246,6 @@ def _checks(doc: Located, raw: Any) -> tuple[Check, ...]:
         return ()
     if not isinstance(raw, list):
         raise doc.error("checks must be a list", "checks")
-    from evallint.executor.rulechecks import validate_check
-
     out = []
     for i, item in enumerate(raw):
         if not isinstance(item, dict) or "type" not in item:

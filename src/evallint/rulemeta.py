@@ -1,0 +1,111 @@
+"""Rule metadata: what ``rules/*.yaml`` (and policy packs) say about each rule.
+
+Kept apart from :mod:`evallint.registry` (where checks bind to ids) so that the config and
+policy layers can read rule metadata without importing the check machinery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evallint.findings import Severity
+
+
+class RuleDataError(Exception):
+    """A broken rule file shipped with evallint or given as a policy pack."""
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    """Everything the docs, SARIF and the test suite know about one rule."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    what: str
+    why: str
+    example: str
+    fix: str
+    invariant: str = ""
+    default: bool = True
+    params: dict[str, Any] = field(default_factory=dict)
+    tests: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def doc(self) -> str:
+        """The rule's documentation as ``evallint rule`` prints it."""
+        parts = [f"{self.code} ({self.name})", ""]
+        if self.invariant:
+            parts.append(f"Invariant: {self.invariant}")
+        parts.append(f"Default severity: {self.severity.value}")
+        parts += ["", "## What it does", self.what.strip(), "", "## Why is this bad",
+                  self.why.strip(), "", "## Example", _indent(self.example), "",
+                  "## Use instead", _indent(self.fix)]
+        return "\n".join(parts).rstrip() + "\n"
+
+
+def _indent(text: str) -> str:
+    return "\n".join(("    " + ln) if ln.strip() else "" for ln in text.strip("\n").splitlines())
+
+
+def rules_dir() -> Path:
+    """Where the shipped rule YAML lives: inside the wheel, or ``rules/`` of a checkout."""
+    packaged = resources.files("evallint").joinpath("_rules")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    checkout = Path(__file__).resolve().parents[2] / "rules"
+    if checkout.is_dir():
+        return checkout
+    raise RuleDataError("rule data not found: the installation is incomplete (no _rules/)")
+
+
+_REQUIRED = ("code", "name", "severity", "summary", "what", "why", "example", "fix")
+
+
+def parse_rule(data: Any, source: str) -> RuleMeta:
+    """Validate one rule document."""
+    if not isinstance(data, dict):
+        raise RuleDataError(f"{source}: a rule must be a mapping")
+    missing = [k for k in _REQUIRED if not data.get(k)]
+    if missing:
+        raise RuleDataError(f"{source}: missing {', '.join(missing)}")
+    try:
+        severity = Severity(data["severity"])
+    except ValueError:
+        raise RuleDataError(f"{source}: severity must be error, warning or note") from None
+    return RuleMeta(
+        code=str(data["code"]), name=str(data["name"]), severity=severity,
+        summary=str(data["summary"]).strip(), what=str(data["what"]), why=str(data["why"]),
+        example=str(data["example"]), fix=str(data["fix"]),
+        invariant=str(data.get("invariant", "")), default=bool(data.get("default", True)),
+        params=dict(data.get("params") or {}), tests=dict(data.get("tests") or {}),
+        source=source,
+    )
+
+
+# The shipped rule files are ours: libyaml's safe loader reads them ten times faster than the
+# pure-Python one (every run, every pre-commit hook pays this at start-up).
+_RULE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> dict[str, RuleMeta]:
+    """All shipped rules by code, loaded once per process."""
+    metas: dict[str, RuleMeta] = {}
+    for path in sorted(rules_dir().glob("*.yaml")):
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_RULE_LOADER)
+        except yaml.YAMLError as exc:
+            raise RuleDataError(f"{path.name}: invalid YAML: {exc}") from None
+        meta = parse_rule(data, path.name)
+        if meta.code in metas:
+            raise RuleDataError(f"{path.name}: duplicate rule code {meta.code}")
+        metas[meta.code] = meta
+    return metas
