@@ -5,6 +5,7 @@ still come out."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -254,3 +255,21 @@ def test_long_operator_chains_are_quick(op: str, n: int) -> None:
     except ParseError as exc:
         assert exc.line >= 1
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_notebook_heavy_with_outputs_is_analysed_but_a_padded_template_is_not(
+        tmp_path: Path) -> None:
+    """Only a notebook's code cells are analysed, so its outputs do not count against
+    max-file-size; any other file past the limit stays EL901 (padding must not hide it)."""
+    picture = "A" * 600_000
+    cells = [{"cell_type": "code", "source": ["from anthropic import Anthropic\n",
+                                              "client = Anthropic()\n"],
+              "outputs": [{"output_type": "display_data", "data": {"image/png": picture}}]}
+             for _ in range(5)]
+    (tmp_path / "tour.ipynb").write_text(json.dumps({"cells": cells, "nbformat": 4}))
+    (tmp_path / "judge.prompt.md").write_text(
+        "---\nrole: evaluator\n---\nScore the answer.\n" + " " * 3_000_000 + "{{ answer }}\n")
+    run = lint(tmp_path, **{"max-file-size": 1_000_000})
+    el901 = {f.path for f in run.findings if f.code == "EL901"}
+    assert el901 == {"judge.prompt.md"}
+    assert any(t.path == "tour.ipynb" for t in run.files)

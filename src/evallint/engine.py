@@ -29,6 +29,7 @@ from evallint.discovery import FileTask, discover
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Severity
 from evallint.frontend import FRONTENDS, ParseError
+from evallint.kinds import FileKind
 from evallint.policy import all_metas
 from evallint.registry import (
     FILE_CHECKS,
@@ -81,6 +82,19 @@ class RunResult:
         return any(f.severity.rank >= floor for f in self.findings)
 
 
+NOTEBOOK_FACTOR = 16
+
+
+def read_limit(task: FileTask, config: Config) -> int:
+    """Bytes read of a file at most. A notebook carries its outputs (images, tables) beside
+    the code: it may be ``NOTEBOOK_FACTOR`` times ``max-file-size`` on disk, since only its
+    code cells are analysed; any other file over the limit is EL901, never silently skipped
+    (padding a judge template must not hide it from the check)."""
+    if task.kind == FileKind.NOTEBOOK.value:
+        return config.max_file_size * NOTEBOOK_FACTOR
+    return config.max_file_size
+
+
 class _Analyzer:
     """Per-process state for analysing files: config, context and enabled checks built once."""
 
@@ -93,14 +107,14 @@ class _Analyzer:
 
     def analyze(self, task: FileTask) -> FileResult:
         try:
-            data = read_bounded(task.abspath, self.config.max_file_size)
+            data = read_bounded(task.abspath, read_limit(task, self.config))
         except OSError as exc:
             return self._unparsable(task, f"cannot read file: {exc.strerror or exc}", Pos(1, 1))
         return self.analyze_bytes(task, data)
 
     def analyze_bytes(self, task: FileTask, data: bytes) -> FileResult:
         try:
-            text = decode(data, self.config.max_file_size)
+            text = decode(data, read_limit(task, self.config))
         except SourceError as exc:
             return self._unparsable(task, exc.message, Pos(exc.line, exc.column))
         from evallint.source import SourceFile
@@ -271,7 +285,7 @@ def run_check(
         key = None
         if cache is not None:
             try:
-                data = read_bounded(task.abspath, config.max_file_size)
+                data = read_bounded(task.abspath, read_limit(task, config))
             except OSError:
                 todo.append((i, None))
                 continue
