@@ -70,3 +70,23 @@ def test_internal_error_in_front_end_is_isolated(tmp_path: Path,
     assert "prompts/boom.j2: internal error: ValueError: front-end bug" in res.stderr
     assert "prompts/bad.j2:1:1: EL901" in res.stdout  # the other file is still covered
     assert "Traceback" not in res.output
+
+
+def test_a_default_severity_yields_to_the_users_severity() -> None:
+    """``default=`` lowers a finding on weaker evidence, but a severity configured for the
+    code still wins, and ``severity=`` (a declared legitimate use) wins over both."""
+    from evallint.config import parse_config
+    from evallint.facts import Pos
+    from evallint.findings import Severity
+    from evallint.registry import Context
+
+    metas = load_rules()
+    plain = Context(parse_config({}, source=None, root=Path(".")), metas, set(metas))
+    told = Context(parse_config({"severity": {"EL303": "error"}}, source=None, root=Path(".")),
+                   metas, set(metas))
+    at = Pos(1, 1)
+    assert plain.finding("EL303", "a", at, "m").severity is metas["EL303"].severity
+    assert plain.finding("EL303", "a", at, "m", default=Severity.NOTE).severity is Severity.NOTE
+    assert told.finding("EL303", "a", at, "m", default=Severity.NOTE).severity is Severity.ERROR
+    assert told.finding("EL303", "a", at, "m", severity=Severity.NOTE,
+                        default=Severity.WARNING).severity is Severity.NOTE

@@ -179,13 +179,20 @@ class Context:
         message: str,
         *,
         severity: Severity | None = None,
+        default: Severity | None = None,
         related: Iterable[Related] = (),
         evidence: Iterable[str] = (),
         end: Pos | None = None,
         fix: str | None = None,
     ) -> Finding:
-        """Build a finding with the configured severity and the rule's name."""
+        """Build a finding with the configured severity and the rule's name.
+
+        ``severity`` is this finding's, whatever the config says (a "legitimate by design"
+        note); ``default`` replaces the rule's default severity for this finding only, so a
+        severity the user configured for the code still wins (weaker evidence: a warning)."""
         pos = pos or Pos(1, 1)
+        if severity is None and default is not None and code not in self.config.severity:
+            severity = default
         meta = self.metas.get(code)
         return Finding(
             code=code,

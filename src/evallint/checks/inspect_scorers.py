@@ -32,11 +32,10 @@ def inspect_graders(project: Project, ctx: Context) -> Iterator[Finding]:
                     "task is judged on the dialogue", severity=Severity.NOTE)
             if g.has_model or g.has_role or not ctx.is_enabled("EL303"):
                 continue
-            sev = None if "EL303" in ctx.config.severity else Severity.WARNING
             what = (f"{g.func}() has no model=" if g.kind == "graded" else
                     "get_model() in a custom @scorer has no model and no role=")
             yield ctx.finding(
                 "EL303", facts.path, g.pos,
                 f"{what}: Inspect then grades with the model being evaluated, unless a "
                 "'grader' model role is bound at run time; name a different, cheaper grader",
-                severity=sev)
+                default=Severity.WARNING)

@@ -158,9 +158,9 @@ def grader_is_model_under_test(project: Project, ctx: Context) -> Iterator[Findi
             "(an OpenAI GPT-4-class model such as gpt-4.1 or gpt-4o in recent versions, or a "
             "Claude Sonnet model when only an Anthropic key is set) — which can be the model "
             "under test; set defaultTest.options.provider to a different, cheaper model")
-        severity = None if hits or "EL303" in ctx.config.severity else Severity.WARNING
         yield ctx.finding(
-            "EL303", first.path, first.assertion.pos, message, severity=severity,
+            "EL303", first.path, first.assertion.pos, message,
+            default=None if hits else Severity.WARNING,
             related=[_prov_rel(config, p) for p in candidates[:5]]
             + [Related(g.path, g.assertion.pos.line, g.assertion.pos.column,
                        "another assertion without a grader") for g in unset[1:6]])
