@@ -90,3 +90,16 @@ def test_include_restricts_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyP
     cfg = parse_config({"include": ["prompts/**"], "respect-gitignore": False}, source=None,
                        root=tmp_path)
     assert [t.path for t in discover(["."], cfg)] == ["prompts/judge.j2"]
+
+
+def test_editor_shadow_copies_of_notebooks_are_not_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """JupyterLab keeps plain-Python shadows of notebooks in ``.virtual_documents`` under the
+    notebook's name; when a repository commits them they are not notebooks to check."""
+    write_files(tmp_path, {".virtual_documents/loop.ipynb": "import anthropic\n",
+                           "loop.ipynb": '{"cells": []}'})
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    monkeypatch.chdir(tmp_path)
+    cfg = parse_config({}, source=None, root=tmp_path)
+    assert [t.path for t in discover(["."], cfg)] == ["loop.ipynb"]

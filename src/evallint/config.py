@@ -27,6 +27,7 @@ DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "node_modules", "__pycache__",
     ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tox", ".nox", "build", "dist",
     "site-packages", ".evallint_cache", ".ipynb_checkpoints",
+    ".virtual_documents",  # JupyterLab's shadow copies: plain Python under a notebook name
 )
 
 
