@@ -37,7 +37,7 @@ _SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
 PREFILTER_WORDS = (
     "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
-    "langchain",
+    "langchain", "langgraph",
 )
 # A module that imports one of these (or a ``langchain*`` package) can call an LLM.
 SDK_ROOTS = frozenset(LLM_SDKS)

@@ -47,9 +47,10 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
 
 
 def _sdk_root(module: str) -> bool:
-    """An LLM SDK or a LangChain package (``langchain_openai``, ``langchain.chat_models``)."""
+    """An LLM SDK, a LangChain package (``langchain_openai``, ``langchain.chat_models``) or
+    LangGraph (a graph module wires the generator and the judge nodes into a loop)."""
     root = module.split(".")[0]
-    return root in SDK_ROOTS or root.startswith("langchain")
+    return root in SDK_ROOTS or root.startswith(("langchain", "langgraph"))
 
 
 def _walk_defs(tree: ast.Module) -> Iterator[ast.AST]:

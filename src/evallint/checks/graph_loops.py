@@ -1,0 +1,33 @@
+"""EL501 for LangGraph: a generator/evaluator cycle closed by a conditional edge, unbounded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from evallint.findings import Finding
+from evallint.pyflow.graphs import graph_loops
+from evallint.pyflow.ir import PythonFacts
+from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.results import where
+from evallint.registry import Context, Project, project_check
+
+
+@project_check("EL501")
+def langgraph_loops(project: Project, ctx: Context) -> Iterator[Finding]:
+    modules = [f for f in project.files.values() if isinstance(f, PythonFacts) and f.analyzed]
+    if not modules:
+        return
+    result = result_for(project, ctx)
+    for loop in graph_loops(modules, result):
+        if loop.bounded:
+            continue
+        (gen, gen_at), (ev, ev_at) = loop.generator, loop.evaluator
+        yield ctx.finding(
+            "EL501", loop.path, loop.pos,
+            f"graph cycle: the conditional edge at {where(loop.path, loop.pos)} sends the "
+            f"evaluator node `{ev}` back to the generator node `{gen}` and its router "
+            f"`{loop.router}()` counts no attempts: keep an attempt counter in the state and "
+            "route to END past a maximum (LangGraph's recursion limit stops the run with an "
+            "error, not with the best attempt)",
+            related=[rel(loop.path, gen_at, f"the generator node `{gen}` is added here"),
+                     rel(loop.path, ev_at, f"the evaluator node `{ev}` is added here")])

@@ -1,0 +1,245 @@
+"""Refinement loops built as LangGraph graphs rather than Python loops.
+
+An evaluator-optimizer in LangGraph has no ``while``: a node that generates, a node that judges,
+and a conditional edge whose router sends the state back to the generator when the judge says
+"revise". Whether that cycle is bounded is decided in the router (an attempt counter compared
+against a maximum). LangGraph's recursion limit ends the run with an error, not with the best
+attempt, so it is not a bound a refinement loop should rely on.
+
+This module reads the graph from the facts the Python front-end already keeps (calls on a graph
+builder: ``add_node``, ``add_edge``, ``add_conditional_edges``) and the roles of the node
+functions from the project analysis (their effective LLM calls). It parses nothing itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from evallint.facts import Pos
+from evallint.pyflow.ir import FunctionIR, If, Loop, PythonFacts, Return, Step, Val
+from evallint.pyflow.relevance import function_role
+from evallint.pyflow.results import Result
+from evallint.roles import Role, name_tokens
+
+_START, _END = "__start__", "__end__"
+# Words that make a router's test an attempt bound (``state["attempts"] >= MAX``).
+_COUNTER_WORDS = frozenset({"attempt", "attempts", "iteration", "iterations", "iter", "retries",
+                            "retry", "tries", "count", "counter", "revision", "revisions",
+                            "round", "rounds", "max", "limit", "loops"})
+
+
+@dataclass(frozen=True)
+class GraphLoop:
+    """A cycle through a generator node and an evaluator node, closed by a conditional edge."""
+
+    path: str
+    pos: Pos  # the add_conditional_edges call that closes the cycle
+    generator: tuple[str, Pos]  # node name and where it is added
+    evaluator: tuple[str, Pos]
+    router: str
+    bounded: bool
+
+
+@dataclass
+class _Graph:
+    nodes: dict[str, tuple[str, Pos]]  # node -> (function name, where it is added)
+    edges: dict[str, set[str]]
+    routers: list[tuple[str, str, set[str], Pos]]  # (source, router function, targets, pos)
+
+
+def graph_loops(modules: Iterable[PythonFacts], result: Result) -> Iterator[GraphLoop]:
+    """Every unbounded-or-bounded generator/evaluator cycle in the LangGraph graphs of
+    ``modules`` (the check keeps the unbounded ones)."""
+    modules = [m for m in modules if m.analyzed]
+    roles = _node_roles(result)
+    for facts in modules:
+        if not any(v.split(".")[0] == "langgraph" for v in facts.imports.values()):
+            continue
+        for graph in _graphs(facts):
+            yield from _cycles(facts, graph, _Roles(facts, modules, roles))
+
+
+def _graphs(facts: PythonFacts) -> Iterator[_Graph]:
+    """One graph per builder variable (``builder.add_node(...)``) in each function."""
+    by_builder: dict[tuple[str, str], _Graph] = {}
+    for fn in facts.functions.values():
+        for c in fn.calls:
+            base, _, method = c.func.rpartition(".")
+            if method not in ("add_node", "add_edge", "add_conditional_edges",
+                              "set_entry_point", "set_finish_point") or not base:
+                continue
+            g = by_builder.setdefault((fn.name, base), _Graph({}, {}, []))
+            args = [_node_ref(a) for a in c.args]
+            if method == "add_node" and c.args:
+                fn_val = c.args[1] if len(c.args) > 1 else c.args[0]
+                name = args[0] if len(c.args) > 1 else _target_function(fn_val)
+                target = _target_function(fn_val)
+                if name and target:
+                    g.nodes[name] = (target, c.pos)
+            elif method == "add_edge" and len(args) == 2 and args[0] and args[1]:
+                g.edges.setdefault(args[0], set()).add(args[1])
+            elif method == "add_conditional_edges" and len(c.args) >= 2 and args[0]:
+                router = _target_function(c.args[1]) or ""
+                mapping = c.args[2] if len(c.args) > 2 else c.kw("path_map")
+                targets = set(_strings_and_ends(mapping)) if mapping is not None else set()
+                g.routers.append((args[0], router, targets, c.pos))
+    yield from by_builder.values()
+
+
+def _node_ref(v: Val) -> str | None:
+    """A node named by a string, or START/END."""
+    if v.text is not None:
+        return v.text
+    for n in v.names:
+        last = n.rsplit(".", 1)[-1]
+        if last in ("START", "END"):
+            return _START if last == "START" else _END
+    return None
+
+
+def _target_function(v: Val) -> str | None:
+    """The function a node or router refers to (``generate``, ``self.judge``)."""
+    for n in v.names:
+        return n.split(".", 1)[1] if n.startswith(("self.", "cls.")) else n
+    return None
+
+
+def _strings_and_ends(v: Val) -> Iterator[str]:
+    yield from v.strings
+    for n in v.names:
+        if n.rsplit(".", 1)[-1] == "END":
+            yield _END
+
+
+def _function(facts: PythonFacts, name: str) -> FunctionIR | None:
+    if name in facts.functions:
+        return facts.functions[name]
+    tail = "." + name
+    return next((f for k, f in facts.functions.items() if k.endswith(tail)), None)
+
+
+def _node_roles(result: Result) -> dict[tuple[str, str], set[Role]]:
+    """(path, function) -> roles of the LLM calls it makes (directly or through helpers)."""
+    out: dict[tuple[str, str], set[Role]] = {}
+    for lc in result.calls:
+        out.setdefault((lc.path, lc.function), set()).add(lc.role)
+    return out
+
+
+class _Roles:
+    """The role of a node function, defined in the graph's module or imported into it."""
+
+    def __init__(self, facts: PythonFacts, modules: list[PythonFacts],
+                 roles: dict[tuple[str, str], set[Role]]) -> None:
+        self.facts = facts
+        self.modules = modules
+        self.roles = roles
+
+    def __call__(self, fn_name: str) -> Role | None:
+        """EVALUATOR or GENERATOR when the node's LLM calls (or, failing them, its name) say
+        so, UNKNOWN for a node that calls an LLM in no known role, None for one that calls
+        none. In a cycle with a judge, an LLM node of unknown role is what gets judged."""
+        where = self._locate(fn_name)
+        found = self.roles.get(where, set()) if where else set()
+        if not found:
+            return None
+        if Role.EVALUATOR in found:
+            return Role.EVALUATOR
+        if Role.GENERATOR in found:
+            return Role.GENERATOR
+        return function_role(fn_name.rsplit(".", 1)[-1])
+
+    def _locate(self, fn_name: str) -> tuple[str, str] | None:
+        fn = _function(self.facts, fn_name)
+        if fn is not None:
+            return self.facts.path, fn.name
+        root, _, rest = fn_name.partition(".")
+        target = self.facts.imports.get(root)
+        if not target:
+            return None
+        parts = (f"{target}.{rest}" if rest else target).split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            mod_name, name = ".".join(parts[:cut]), ".".join(parts[cut:])
+            for m in self.modules:
+                if (m.module == mod_name or m.module.endswith("." + mod_name)) and \
+                        name in m.function_names:
+                    return m.path, name
+        return None
+
+
+def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
+    role_of = {node: role(fn) for node, (fn, _) in g.nodes.items()}
+    edges = {k: set(v) for k, v in g.edges.items()}
+    resolved: list[tuple[str, str, set[str], Pos]] = []
+    for src, router, targets, pos in g.routers:
+        if not targets:  # no path map: the router returns node names itself
+            fn = _function(facts, router)
+            targets = set(_returned_strings(fn)) if fn is not None else set()
+        targets = {t for t in targets if t in g.nodes or t == _END}
+        edges.setdefault(src, set()).update(targets)
+        resolved.append((src, router, targets, pos))
+    for src, router, targets, pos in resolved:
+        if role_of.get(src) is not Role.EVALUATOR:
+            continue
+        for back in sorted(targets):
+            if role_of.get(back) not in (Role.GENERATOR, Role.UNKNOWN) or \
+                    not _reaches(edges, back, src):
+                continue
+            fn = _function(facts, router)
+            bounded = fn is not None and _counts_attempts(fn)
+            yield GraphLoop(facts.path, pos, (back, g.nodes[back][1]), (src, g.nodes[src][1]),
+                            router, bounded)
+
+
+def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        for nxt in edges.get(node, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def _walk(steps: list[Step]) -> Iterator[Step]:
+    for s in steps:
+        yield s
+        if isinstance(s, (If, Loop)):
+            yield from _walk(s.body)
+            yield from _walk(s.orelse)
+
+
+def _vals(fn: FunctionIR) -> Iterator[Val]:
+    for s in _walk(fn.body):
+        if isinstance(s, If):
+            yield s.test
+        elif isinstance(s, Loop):
+            if s.test is not None:
+                yield s.test
+        else:
+            value = getattr(s, "value", None)
+            if isinstance(value, Val):
+                yield value
+
+
+def _returned_strings(fn: FunctionIR) -> Iterator[str]:
+    for s in _walk(fn.body):
+        if isinstance(s, Return):
+            yield from s.value.strings
+
+
+def _counts_attempts(fn: FunctionIR) -> bool:
+    """The router compares something against a bound, or reads an attempt counter."""
+    for v in _vals(fn):
+        if v.compares or v.chained:
+            return True
+        if any(set(name_tokens(n.replace(".", "_"))) & _COUNTER_WORDS for n in v.names):
+            return True
+        if any(set(name_tokens(s)) & _COUNTER_WORDS for s in v.strings):
+            return True  # state["attempts"]: the key is a string constant
+    return False
+
