@@ -5,7 +5,10 @@ Classification must be cheap: it runs on every discovered file, before any parse
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
+from itertools import pairwise
 from pathlib import PurePosixPath
 
 from evallint import globs
@@ -36,13 +39,14 @@ _YAML_EXTS = {".yaml", ".yml"}
 _LOOP_KEYS = re.compile(r"^(generator|evaluator|eval_config|pass_threshold|metric)\s*:", re.M)
 
 
-def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ...] = ()) -> (
-    FileKind | None
-):
+def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ...] = (),
+             abspath: str | None = None) -> FileKind | None:
     """Return the kind of ``rel`` or None when evallint has nothing to say about it.
 
     ``text_head`` is the first few KiB of the file, used only for YAML and agent sniffing.
-    ``templates`` are config globs of extra files to treat as prompt templates.
+    ``templates`` are config globs of extra files to treat as prompt templates. ``abspath``
+    lets agent detection read the path from the file's own project root, so the folder
+    evallint was started from never decides what is an agent.
     """
     p = PurePosixPath(rel)
     name = p.name.lower()
@@ -77,8 +81,10 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
 
     if suffix in _PROMPT_EXTS:
         stem = name.split(".")[0]
-        if suffix in (".md", ".markdown") and "agents" in parts and _has_front_matter(text_head):
-            return FileKind.AGENT
+        if suffix in (".md", ".markdown") and _has_front_matter(text_head):
+            agent_rel = (project_relative(abspath) if abspath else None) or rel
+            if is_agent_definition(agent_rel, text_head or ""):
+                return FileKind.AGENT
         if name.endswith((".prompt.md", ".prompt.txt", ".prompt.markdown")):
             return FileKind.PROMPT
         if set(parts) & _PROMPT_DIRS and stem not in _DOC_NAMES:
@@ -95,6 +101,79 @@ _PROMPTFOO_GRADED = re.compile(
     r"select-best|search-rubric|conversation-relevance)['\"]?\s*(?:#.*)?$",
     re.M,
 )
+
+
+# --------------------------------------------------------------------------- agent definitions
+
+# Folders whose markdown is a skill or a slash command, never a sub-agent definition.
+_NOT_AGENT_DIRS = frozenset({"skills", "commands"})
+# Front matter keys of docs pages and blog posts (static-site generators), not of agents.
+_DOC_KEYS = frozenset({
+    "title", "layout", "slug", "permalink", "sidebar_position", "sidebar_label", "date",
+    "author", "authors", "nav_order", "weight",
+})
+# Keys that only an agent-style definition has next to its name (evallint's role/step too).
+_AGENT_KEYS = frozenset({"tools", "model", "role", "step", "disallowedTools"})
+_FM_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]|$)")
+
+
+def front_matter_keys(head: str) -> set[str]:
+    """Top-level keys of a ``---`` block, read line by line (lenient: an unquoted colon in a
+    description, which strict YAML refuses and Claude Code accepts, does not hide the keys)."""
+    lines = head.lstrip("\ufeff").splitlines()
+    keys: set[str] = set()
+    for line in lines[1:]:
+        if line.rstrip() in ("---", "..."):
+            break
+        m = _FM_KEY.match(line)
+        if m:
+            keys.add(m.group(1))
+    return keys
+
+
+def is_agent_definition(rel: str, head: str) -> bool:
+    """Whether a markdown file with front matter defines a sub-agent.
+
+    Claude Code reads every file in ``.claude/agents/``; a plugin's or a catalogue's agents
+    live anywhere, so elsewhere the front matter decides: a ``name`` with the keys of an
+    agent (in an ``agents/`` folder: a description or an agent key; elsewhere: a description
+    and a tools/model/role key). Skills, commands and docs pages stay out.
+    """
+    p = PurePosixPath(rel)
+    parts = [s.lower() for s in p.parts[:-1]]
+    if p.name.lower() == "skill.md" or set(parts) & _NOT_AGENT_DIRS:
+        return False
+    if p.name.lower().split(".")[0] in _DOC_NAMES:
+        return False
+    if any(a == ".claude" and b == "agents" for a, b in pairwise(parts)):
+        return True
+    keys = front_matter_keys(head)
+    if "name" not in keys or keys & _DOC_KEYS:
+        return False
+    if parts and parts[-1] == "agents":
+        return bool(keys & (_AGENT_KEYS | {"description"}))
+    return "description" in keys and bool(keys & _AGENT_KEYS)
+
+
+_ROOT_MARKERS = ("pyproject.toml", "evallint.toml", ".evallint.toml", ".git")
+
+
+@lru_cache(maxsize=8192)
+def _project_root(folder: str) -> str | None:
+    """The nearest folder at or above ``folder`` holding a project marker, else None."""
+    if any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _project_root(parent)
+
+
+def project_relative(abspath: str) -> str | None:
+    """``abspath`` relative to its own project root ('/'-separated), None without a root."""
+    full = os.path.abspath(abspath)
+    root = _project_root(os.path.dirname(full))
+    if root is None:
+        return None
+    return os.path.relpath(full, root).replace(os.sep, "/")
 
 
 def _has_front_matter(text_head: str | None) -> bool:

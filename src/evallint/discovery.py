@@ -165,5 +165,5 @@ def _kind_of(p: Path, rel: str, templates: tuple[str, ...]) -> str | None:
                 head = fh.read(_SNIFF).decode("utf-8", "replace")
         except OSError:
             head = None
-    kind = classify(rel, head, templates=templates)
+    kind = classify(rel, head, templates=templates, abspath=str(p))
     return kind.value if kind else None

@@ -18,12 +18,31 @@ from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import name_tokens
 
 CORE_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
+REPORTED = ("write", "edit", "exec", "delegate")
 _ALIASES = {"sonnet": "claude-sonnet", "opus": "claude-opus", "haiku": "claude-haiku"}
 
 
+_VERBS = {"write": "can write files", "edit": "can edit files", "exec": "runs commands",
+          "delegate": "starts sub-agents, skills or commands that can write or execute",
+          "network": "reaches the network", "control": "controls background shells",
+          "read": "only reads"}
+
+
+def capability(name: str, params: dict[str, Any]) -> str | None:
+    """What a Claude Code tool can do (``write``, ``edit``, ``exec``, ``delegate``,
+    ``network``, ``control``, ``read``) from the EL401 table; None for a tool the table does not
+    know. Names in ``write_tools`` that the table does not know count as ``write``."""
+    table = {str(k).lower(): str(v).lower()
+             for k, v in (params.get("tool_capabilities") or {}).items()}
+    found = table.get(name.lower())
+    if found is not None:
+        return found
+    extra = {str(t).lower() for t in params.get("write_tools", [])}
+    return "write" if name.lower() in extra else None
+
+
 def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
-    """Why ``tool`` can write or execute, or None when it is read-only."""
-    write_tools = {str(t).lower() for t in params.get("write_tools", CORE_WRITE)}
+    """Why ``tool`` can write or execute, or None when it cannot (or is not known to)."""
     name = tool.name
     if name == "*":
         return "'*' grants every tool"
@@ -34,17 +53,19 @@ def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
             return None  # a whole server: its tools are not known statically
         hit = set(name_tokens(parts[-1])) & words
         return f"MCP tool '{name}' ({sorted(hit)[0]})" if hit else None
-    if name.lower() not in write_tools:
+    cap = capability(name, params)
+    reported = {str(c).lower() for c in params.get("reported_capabilities", REPORTED)}
+    if cap is None or cap not in reported:
         return None
-    if name == "Bash" and tool.spec is not None:
+    if cap == "exec" and tool.spec is not None:
         command = _command(tool)
         readonly = [" ".join(str(c).split()) for c in params.get("readonly_commands", [])]
         if command and any(command == c or command.startswith(c + " ") for c in readonly):
             return None
         return f"'{tool.text}' runs commands"
-    if name == "Bash":
-        return "'Bash' runs any command"
-    return f"'{tool.text}' can write or execute"
+    if cap == "exec":
+        return f"'{name}' runs any command"
+    return f"'{tool.text}' {_VERBS.get(cap, 'can write or execute')}"
 
 
 def _evidence(facts: AgentFacts) -> list[str]:
@@ -98,7 +119,8 @@ def agent_models(project: Project, ctx: Context) -> Iterator[Finding]:
     the same folder (agents of one folder form one team)."""
     by_dir: dict[str, list[AgentFacts]] = {}
     for f in project.of_kind(FileKind.AGENT):
-        if isinstance(f, AgentFacts) and f.model and f.model.lower() != "inherit":
+        if (isinstance(f, AgentFacts) and f.model and f.model.lower() != "inherit"
+                and is_team_folder(f.path)):
             by_dir.setdefault(str(PurePosixPath(f.path).parent), []).append(f)
     families = ctx.params("EL302").get("families")
     for agents in by_dir.values():
@@ -128,6 +150,21 @@ def agent_models(project: Project, ctx: Context) -> Iterator[Finding]:
                     break
 
 
+def is_team_folder(path: str) -> bool:
+    """Whether the agent's folder is one team: ``.claude/agents/`` or a plugin's ``agents/``
+    are deployed together; a catalogue's category folder (``categories/quality/``) only lists
+    agents side by side that no one runs as one loop."""
+    return PurePosixPath(path).parent.name.lower() == "agents"
+
+
+def loaded_by(agent_path: str, project_dir: str) -> bool:
+    """Whether Claude Code, run in ``project_dir``, loads this agent: it reads the project's
+    ``.claude/agents/``; a plugin's or a catalogue's agent files in the same tree run elsewhere,
+    under the settings of the project that installs them."""
+    folder = "" if project_dir in ("", ".") else project_dir.rstrip("/") + "/"
+    return agent_path.startswith(folder + ".claude/agents/")
+
+
 def _rel(a: AgentFacts, message: str) -> Related:
     p = a.model_pos or a.front_matter_pos
     return Related(a.path, p.line, p.column, message)
@@ -142,10 +179,6 @@ def _effective(agent: AgentFacts) -> set[str] | None:
     return None
 
 
-def _under(path: str, folder: str) -> bool:
-    return folder in ("", ".") or path.startswith(folder.rstrip("/") + "/")
-
-
 @project_check("EL403")
 def project_permissions(project: Project, ctx: Context) -> Iterator[Finding]:
     """Project allow-rules that pre-approve write/exec tools an evaluator agent can call."""
@@ -156,7 +189,7 @@ def project_permissions(project: Project, ctx: Context) -> Iterator[Finding]:
     for settings in project.of_kind(FileKind.CLAUDE_SETTINGS):
         if not isinstance(settings, SettingsFacts):
             continue
-        mine = [a for a in evaluators if _under(a.path, settings.project_dir)]
+        mine = [a for a in evaluators if loaded_by(a.path, settings.project_dir)]
         if not mine:
             continue
         for entry in settings.allow:

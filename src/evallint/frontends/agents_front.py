@@ -139,6 +139,102 @@ def _has(data: Any, path: PathT) -> bool:
     return isinstance(parent, dict) and path[-1] in parent
 
 
+# --------------------------------------------------------------------------- lenient reading
+
+# Keys of an agent's front matter. In the lenient reading a line that opens with another word
+# and a colon ("user: ...", "Context: ..." in an example inside an unquoted description)
+# continues the value above it instead of starting a key.
+AGENT_KEYS = frozenset({
+    "name", "description", "tools", "allowed-tools", "allowedTools", "disallowedTools",
+    "disallowed-tools", "disallowed_tools", "model", "color", "role", "step",
+    "permissionMode", "skills", "hooks", "mcpServers", "memory", "maxTurns", "effort",
+    "background", "isolation", "version", "tags", "category",
+})
+_LENIENT_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+|$)")
+_LIST_ITEM = re.compile(r"^([ \t]*-[ \t]+)(.*?)\s*$")
+
+
+def lenient_front_matter(text: str, first_line: int) -> Doc | None:
+    """Read front matter as ``key: value`` lines when strict YAML refuses it.
+
+    Claude Code loads agent files whose description holds an unquoted ``: `` (``Use this
+    agent when: ...``), which YAML rejects; reading them leniently lets evallint analyse what
+    the tool really runs. Returns None (keep the strict error) when the block has no ``name``
+    or a value uses YAML syntax this reading cannot follow (an unclosed flow list or quote).
+    """
+    data: dict[str, Any] = {}
+    doc = Doc(data)
+    key: str | None = None
+    for i, raw in enumerate(text.splitlines()):
+        line = first_line + i
+        m = _LENIENT_KEY.match(raw)
+        if m and m.group(1) in AGENT_KEYS and m.group(1) not in data:
+            key = m.group(1)
+            col = m.end() + 1
+            value = _lenient_scalar(raw[m.end():].rstrip(), (key,), Pos(line, col), doc)
+            if value is _BAD:
+                return None
+            data[key] = value
+            doc.keys[(key,)] = Pos(line, 1)
+            doc.values[(key,)] = Pos(line, col)
+            continue
+        if key is None or not raw.strip():
+            continue
+        if not _continue(data, key, raw, line, doc):
+            return None
+    name = data.get("name")
+    return doc if isinstance(name, str) and name.strip() else None
+
+
+_BAD = object()
+
+
+def _lenient_scalar(value: str, at: PathT, pos: Pos, doc: Doc) -> Any:
+    """One value on a key's line: quoted, a flow list/map, a block marker, or plain text."""
+    if not value or value[0] in "|>":
+        return None if not value else ""
+    if value[0] in "[{":
+        try:
+            loaded = load_yaml(value, line_offset=pos.line - 1)
+        except ParseError:
+            return _BAD
+        if isinstance(loaded.data, list):
+            for j, _item in enumerate(loaded.data):
+                item_pos = loaded.values.get((j,))
+                if item_pos is not None:
+                    item_at: PathT = (*at, j)
+                    doc.values[item_at] = Pos(pos.line, pos.column + item_pos.column - 1)
+        return loaded.data
+    if value[0] in "\"'":
+        if len(value) < 2 or value[-1] != value[0]:
+            return _BAD
+        doc.quoted.add(at)
+        return value[1:-1]
+    if value[0] in "&*!%@`":
+        return _BAD
+    return value
+
+
+def _continue(data: dict[str, Any], key: str, raw: str, line: int, doc: Doc) -> bool:
+    """Add a line that is no key to the value above: a ``- item`` of a list, else more text."""
+    current = data[key]
+    item = _LIST_ITEM.match(raw)
+    if item and (current is None or isinstance(current, list)):
+        items = current if isinstance(current, list) else []
+        doc.values[(key, len(items))] = Pos(line, len(item.group(1)) + 1)
+        text = item.group(2)
+        if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
+            text = text[1:-1]
+        items.append(text)
+        data[key] = items
+        return True
+    if isinstance(current, list):
+        return False
+    text = raw.strip()
+    data[key] = text if not current else f"{current}\n{text}"
+    return True
+
+
 # --------------------------------------------------------------------------- roles
 
 # Tokens that make an agent a judge on their own; "review"/"verify" need a scoring cue too,
@@ -153,7 +249,7 @@ WEAK_EVAL = frozenset({"reviewer", "review", "verifier", "verify", "assess", "as
 GEN_WORDS = frozenset({
     "generator", "generate", "generation", "writer", "drafter", "answerer", "solver", "actor",
     "implementer", "implementor", "builder", "coder", "developer", "refiner", "producer",
-    "responder",
+    "responder", "author",
 })
 _SELF = re.compile(
     r"\byou\s+are\s+(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
@@ -180,16 +276,22 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
         if r is not Role.UNKNOWN:
             return RoleInfo(r, [f"front matter {key}: {fm.get(key)}"], explicit=True)
 
-    desc = fm.get("description") if isinstance(fm.get("description"), str) else ""
-    scoring_cue = bool(_SCORING.search(str(desc)) or _SCORING.search(body))
+    desc = str(fm.get("description")) if isinstance(fm.get("description"), str) else ""
+    lead = first_sentence(desc)
+    builds = _BUILDS.search(lead)
+    # The body of a long agent prompt mentions scores and evaluation in passing; only the
+    # description, which says what the agent is for, counts as a scoring cue.
+    scoring_cue = bool(_SCORING.search(desc)) and not builds
     name = fm.get("name") if isinstance(fm.get("name"), str) else PurePosixPath(path).stem
-    tokens = set(name_tokens(str(name)))
+    name = own_name(path, str(name))
+    tokens = set(name_tokens(name))
     ev_strong, ev_weak, gen = tokens & STRONG_EVAL, tokens & WEAK_EVAL, tokens & GEN_WORDS
     if ev_strong and not gen:
         return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_strong)[0]}')"])
     if gen and not (ev_strong or ev_weak):
         return RoleInfo(Role.GENERATOR, [f"agent name '{name}' (word '{sorted(gen)[0]}')"])
 
+    review_cue = "" if builds else (judged_work(desc) or judged_work(body))
     self_m = _SELF.search(body)
     if self_m:
         word = self_m.group(1).lower()
@@ -198,20 +300,38 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
         evidence = [f"body line {line}: '{self_m.group(0).strip()}'"]
         if ev_weak:
             evidence.insert(0, f"agent name '{name}' (word '{sorted(ev_weak)[0]}')")
-        if ev and (word not in WEAK_EVAL or scoring_cue):
+        if ev and (word not in WEAK_EVAL or scoring_cue or review_cue):
             return RoleInfo(Role.EVALUATOR, evidence)
         if not ev:
             return RoleInfo(Role.GENERATOR, evidence)
 
-    if ev_weak and not gen and scoring_cue:
-        return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')",
-                                         "description or body speaks of scores or grades"])
-    dtoks = set(name_tokens(str(desc)))
-    judged = judged_work(str(desc))
-    if judged and not dtoks & GEN_WORDS and not tokens & GEN_WORDS:
-        return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(str(desc))}'",
+    if ev_weak and not gen and (scoring_cue or review_cue):
+        cue = ("its description speaks of scores or grades" if scoring_cue
+               else f"it reviews the work: {review_cue}")
+        return RoleInfo(Role.EVALUATOR,
+                        [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')", cue])
+    judged = judged_work(lead)
+    if judged and not builds and not set(name_tokens(lead)) & GEN_WORDS and not gen:
+        return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(desc)}'",
                                          f"it judges {judged}"])
     return RoleInfo(Role.UNKNOWN, [])
+
+
+# What an agent that makes the work says it does, at the start of its description ("Use this
+# agent when developing ...", "Implements the plan"): such an agent is no reviewer even when it
+# also reviews its own code.
+_BUILDS = re.compile(
+    r"\b(?:develop(?:s|ing)?|implement(?:s|ing)?|build(?:s|ing)?|creat(?:e|es|ing)|"
+    r"writ(?:e|es|ing)|generat(?:e|es|ing)|refactor(?:s|ing)?|migrat(?:e|es|ing)|"
+    r"achiev(?:e|es|ing)|fix(?:es|ing)?|optimi[sz](?:e|es|ing))\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n\s*\n|\\n")
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a description: what the agent is for, before its examples."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
 # What a judge in an eval loop judges: the work. An agent that evaluates candidates, markets,
@@ -228,14 +348,31 @@ _WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in WORK_NOUNS
 _JUDGE_VERB = (r"(?:evaluat\w*|grad(?:e|es|ed|ing)|judg\w*|critiqu\w*|scor(?:e|es|ed|ing)|"
                r"rat(?:e|es|ed|ing))")
 _FILLER = r"(?:[\w'-]+\s+){0,3}?"
+_REVIEW_VERB = r"(?:review(?:s|ed|ing)?)"
 _JUDGES_WORK = re.compile(
-    # "evaluates the generated code", "evaluation of responses", "grading each answer"
-    rf"\b{_JUDGE_VERB}\s+(?:of\s+|on\s+)?{_FILLER}{_WORK}\b"
-    # "code evaluation", "response grading", "output scoring"
+    # "evaluates the generated code", "evaluation of responses", "grading each answer",
+    # "reviews implemented code", "review a pull request"
+    rf"\b(?:{_JUDGE_VERB}|{_REVIEW_VERB})\s+(?:of\s+|on\s+)?{_FILLER}{_WORK}\b"
+    # "code evaluation", "response grading", "output scoring", "code reviews"
     rf"|\b{_WORK}\s+(?:evaluation|evaluator|grading|grader|judging|judge|critique|critic|"
-    rf"scoring|scorer|rating|rater)s?\b",
+    rf"scoring|scorer|rating|rater|review|reviewer)s?\b",
     re.I,
 )
+
+
+def own_name(path: str, name: str) -> str:
+    """The agent's own name without its plugin's prefix.
+
+    Plugin catalogues name an agent ``<plugin>-<agent>`` (``perf-review-load-tester`` in
+    ``plugins/perf-review/agents/``); the plugin's folder name says what the plugin is about,
+    not what this agent does, so its words must not make the agent a reviewer.
+    """
+    parts = PurePosixPath(path).parts
+    if len(parts) >= 3 and parts[-2].lower() == "agents":
+        prefix = parts[-3].lower() + "-"
+        if name.lower().startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix):]
+    return name
 
 
 def judged_work(text: str) -> str:
@@ -259,7 +396,13 @@ def parse_agent(source: SourceFile, config: Config) -> AgentFacts:
     if split is None:
         raise ParseError("agent definition has no closed '---' front matter block", 1, 1)
     yaml_text, first_line, body_line = split
-    doc = load_yaml(yaml_text, line_offset=first_line - 1)
+    try:
+        doc = load_yaml(yaml_text, line_offset=first_line - 1)
+    except ParseError as strict_error:
+        lenient = lenient_front_matter(yaml_text, first_line)
+        if lenient is None:
+            raise strict_error from None
+        doc = lenient
     fm = doc.data if doc.data is not None else {}
     if not isinstance(fm, dict):
         raise ParseError("agent front matter must be a mapping of keys", first_line, 1)
