@@ -133,7 +133,11 @@ def test_call_block_and_with_bind_locals() -> None:
     ("<candidate kind='x'>\n\n  {{ output }}\n</candidate>", True),
     ("```\n{{ output }}\n```", True),
     ('"""\n{{ output }}\n"""', True),
-    ("Answer: {{ output }}", False),
+    ("Answer: {{ output }}", True),
+    ("**Answer:**\n{# the candidate #}\n{{ output }}", True),
+    ("The answer {{ output }} is wrong.", False),
+    ("Answer: {{ output }} and more", False),
+    ("Grade this answer: {{ output }}", False),
     ("<output>{{ output }}", False),
     ("<a>x</a> {{ output }} <b>y</b>", False),
 ])
