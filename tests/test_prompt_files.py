@@ -287,3 +287,19 @@ def test_a_front_matter_schema_is_a_json_contract() -> None:
 
     text = "---\noutputs:\n  apt:\n    type: int\n---\nJudge {{ output }}."
     assert JSON_KEY in parse("p/judge.prompty", text).contract_keys
+
+
+@pytest.mark.parametrize(("body", "stated"), [
+    ("Return a single integer between 1 and 5. Include no other text.", True),
+    ("Output only the number.", True),
+    ("The number of steps is not important; reply briefly.", False),
+    ("q: a\nmark: 1\nq: b\nmark: 2\nq: {{ q }}\nmark:", True),
+    ("q: a\nmark: 1\nq: {{ q }}\nmark:", False),
+    ("q: a\nmark:\n1\n\nq: b\nmark: \n2\nq: {{ q }}\nmark:", True),
+    ("q: a\nmark:\nq: b\nmark:\nq: {{ q }}\nmark:", False),
+    ("q: a\nmark: 1\nq: b\nmark: 2\nq: {{ q }}\nExplain your mark.", False),
+])
+def test_a_number_or_a_shown_completion_is_a_stated_format(body: str, stated: bool) -> None:
+    from evallint.frontends.prompt_files import FORMAT_KEY
+
+    assert (FORMAT_KEY in parse("p/judge.md", body).contract_keys) is stated

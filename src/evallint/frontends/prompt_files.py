@@ -384,7 +384,51 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
         if _STRUCTURE.search(window):
             keys.append(FORMAT_KEY)
             break
+    if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)):
+        keys.append(FORMAT_KEY)
     return list(dict.fromkeys(keys))
+
+
+_SENTENCES = re.compile(r"[^.!?\n]+")
+_NUMBER_WORDS = frozenset({"integer", "number", "digit", "float", "numeral"})
+_ONLY_WORDS = frozenset({"only", "single", "just", "solely", "nothing"})
+_ANSWER_VERBS = frozenset({"return", "respond", "reply", "output", "answer", "give", "provide",
+                           "produce", "write", "print"})
+
+
+def _only_a_number(body: str) -> bool:
+    """"Return a single integer between 1 and 5", "Output only the number": a bare-number
+    contract, as parseable as JSON."""
+    for m in _SENTENCES.finditer(body):
+        words = set(name_tokens(m.group()))
+        if words & _NUMBER_WORDS and words & _ONLY_WORDS and words & _ANSWER_VERBS:
+            return True
+    return False
+
+
+_LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][\w ]{0,30}?)[ \t]*:[ \t]*(\S.*)?$")
+
+
+def _completes_a_shown_label(body: str) -> bool:
+    """A few-shot completion prompt: it ends on ``stars:`` after examples that show
+    ``stars: 3`` at least twice, so the answer's shape is the examples'."""
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    if not lines:
+        return False
+    last = _LABEL_LINE.match(lines[-1])
+    if last is None or last.group(2):
+        return False
+    label = last.group(1).strip().lower()
+    shown = 0
+    for i, line in enumerate(lines[:-1]):
+        m = _LABEL_LINE.match(line)
+        if m is None or m.group(1).strip().lower() != label:
+            continue
+        # The value on the label's line, or alone on the next line ("output:" / "4").
+        value = m.group(2) or (lines[i + 1] if not _LABEL_LINE.match(lines[i + 1]) else "")
+        if value and "{" not in value:
+            shown += 1
+    return shown >= 2
 
 
 def _schema_keys(value: Any, into: list[str], depth: int) -> None:
