@@ -138,6 +138,9 @@ def test_call_block_and_with_bind_locals() -> None:
     ("The answer {{ output }} is wrong.", False),
     ("Answer: {{ output }} and more", False),
     ("Grade this answer: {{ output }}", False),
+    ("## Reply under review:\n{{ output }}", True),
+    ("REPLY TO BE GRADED: {{ output }}", True),
+    ("Below you will find what the assistant wrote: {{ output }}", False),
     ("<output>{{ output }}", False),
     ("<a>x</a> {{ output }} <b>y</b>", False),
 ])

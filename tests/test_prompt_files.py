@@ -303,3 +303,12 @@ def test_a_number_or_a_shown_completion_is_a_stated_format(body: str, stated: bo
     from evallint.frontends.prompt_files import FORMAT_KEY
 
     assert (FORMAT_KEY in parse("p/judge.md", body).contract_keys) is stated
+
+
+def test_a_schema_named_in_front_matter_is_a_json_contract() -> None:
+    from evallint.frontends.prompt_files import JSON_KEY
+
+    text = "---\noutput:\n  schema: Review\n---\nYou are a judge. Judge {{ output }}."
+    assert JSON_KEY in parse("p/judge.prompt", text).contract_keys
+    text = "---\noutput:\n  format: text\n---\nYou are a judge. Judge {{ output }}."
+    assert JSON_KEY not in parse("p/judge.prompt", text).contract_keys

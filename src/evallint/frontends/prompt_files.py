@@ -175,7 +175,8 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
     facts.contract_keys = _contract_keys(body, facts.front_matter)
     facts.role = infer_role(facts, body, tmap, config)
     if facts.role.is_evaluator:
-        facts.subjects = evaluated_subjects(body)
+        facts.subjects = list(dict.fromkeys(
+            evaluated_subjects(body) + labelled_subjects(facts, body)))
     _find_batch(facts, body, tmap)
     return facts
 
@@ -376,7 +377,7 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
         if name in fm:
             before = len(keys)
             _schema_keys(fm[name], keys, 0)
-            json_shown = json_shown or len(keys) > before
+            json_shown = json_shown or len(keys) > before or _names_a_schema(fm[name])
     if json_shown:
         keys.append(JSON_KEY)
     for m in _FORMAT_CUE.finditer(body):
@@ -429,6 +430,14 @@ def _completes_a_shown_label(body: str) -> bool:
         if value and "{" not in value:
             shown += 1
     return shown >= 2
+
+
+def _names_a_schema(value: Any) -> bool:
+    """``output: {schema: Analysis}`` or ``output_schema: Verdict``: a schema registered in
+    code by name is as explicit a contract as one spelled out."""
+    if isinstance(value, dict):
+        value = value.get("schema")
+    return isinstance(value, str) and bool(re.fullmatch(r"[A-Za-z_][\w.]*", value.strip()))
 
 
 def _schema_keys(value: Any, into: list[str], depth: int) -> None:
@@ -562,7 +571,9 @@ _SUBJECT_STOPS = frozenset(
     {"against", "for", "on", "based", "with", "in", "of", "to", "and", "or", "by", "using",
      "according", "from", "as", "below", "above", "that", "which", "between", "is", "are",
      "if", "whether", "so", "given", "the", "a", "an", "its", "their", "your", "this", "then",
-     "now", "carefully", "at", "into", "under", "considering", "without", "only", "here"}
+     "now", "carefully", "at", "into", "under", "considering", "without", "only", "here",
+     "it", "them", "how", "what", "why", "who", "whom", "all", "any", "both", "not", "do",
+     "should", "must", "will", "can", "may", "you", "yourself", "strictly", "objectively"}
 )
 _CANDIDATE_NAMES = frozenset(
     {"output", "response", "answer", "completion", "candidate", "submission", "final_answer",
@@ -589,6 +600,39 @@ def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
     return None
 
 
+# For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
+_EV_OBJECT = re.compile(
+    r"\b(?:evaluate|grade|score|assess|rate|judge|critique|review)\s+(?:(?:the|this|these|"
+    r"each|every|a|an|its|their|following|given|provided|below)\s+)*"
+    r"((?:[\w-]+[ \t]+){0,2}[\w-]+)", re.I)
+# A label that says its value is what gets judged: "TOOL CALLS TO BE EVALUATED: {{ calls }}".
+_JUDGED_LABEL = re.compile(
+    r"\b(?:to\s+be|being|under|to)\s+(?:evaluated|evaluate|evaluation|graded|grade|scored|"
+    r"score|judged|judge|assessed|assess|assessment|reviewed|review|rated|rate)\b", re.I)
+
+
+def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
+    """Variables whose label says they are the thing judged ("Text to evaluate: {{ x }}")."""
+    lines = body.split("\n")
+    out: list[str] = []
+    for var in facts.template.variables:
+        if var.kind not in ("output", "triple") or var.via or not 0 < var.pos.line <= len(lines):
+            continue
+        line = lines[var.pos.line - 1]
+        label = line[:max(0, var.pos.column - 1)]
+        if not label.strip("{ \t#*-"):
+            above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
+            label = above[-1] if above else ""
+        if _JUDGED_LABEL.search(label):
+            out.append("_".join(_singular_words(name_tokens(var.name))))
+    return out
+
+
+def _singular_words(words: list[str]) -> list[str]:
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in words]
+
+
 def evaluated_subjects(body: str) -> list[str]:
     """What the prompt's direct task evaluates: the head noun after the verb, and the phrase.
 
@@ -598,7 +642,7 @@ def evaluated_subjects(body: str) -> list[str]:
     answer") sets no task.
     """
     out: list[str] = []
-    for m in _EV_ACT.finditer(body):
+    for m in _EV_OBJECT.finditer(body):
         if _reported_speech(body, m.start()):
             continue
         words: list[str] = []
@@ -606,8 +650,7 @@ def evaluated_subjects(body: str) -> list[str]:
             if word in _SUBJECT_STOPS:
                 break
             words.append(word)
-        words = [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-                 for w in words]
+        words = _singular_words(words)
         if words:
             out.append(words[-1])
             if len(words) > 1:

@@ -28,16 +28,17 @@ _TEMPLATE_TAG = re.compile(
     r"|(?<!\{)\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\s]*)?\}(?!\})"
 )
 _CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
-# A label: one to three words and a colon, in optional markdown emphasis ("**Response:**").
+# A label: one to six words and a colon, in optional markdown emphasis or a heading
+# ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:").
 _LABEL = re.compile(
-    r"^[ \t>*_-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,2})[ \t]*[*_]*:[*_]*[ \t]*$"
+    r"^[ \t>*_#-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})[ \t]*[*_]*:[*_]*[ \t]*$"
 )
 # Words that open a sentence, not a label: "Grade this answer:", "Here is the output:".
 _NOT_LABEL = frozenset(
     {"grade", "evaluate", "score", "rate", "judge", "assess", "review", "check", "critique",
      "consider", "read", "compare", "verify", "here", "this", "these", "that", "the", "below",
      "following", "given", "is", "are", "was", "it", "and", "or", "but", "if", "when", "then",
-     "please", "now", "return", "respond", "reply", "write", "use"}
+     "please", "now", "return", "respond", "write", "use"}
 )
 _DETERMINERS = frozenset({"the", "this", "that", "these", "a", "an", "your", "my", "our", "its",
                           "following", "below", "above", "is", "are"})
@@ -170,7 +171,7 @@ class TextMap:
 
 
 def _is_label(text: str) -> bool:
-    """One to three words and a colon that do not read as a sentence ("Grade this answer:")."""
+    """One to six words and a colon that do not read as a sentence ("Grade this answer:")."""
     m = _LABEL.match(_CONTROL_TAG.sub("", text))
     if m is None:
         return False
