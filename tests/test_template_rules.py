@@ -154,3 +154,13 @@ def test_el601_accepts_custom_json_keys_but_not_prose(tmp_path: Path) -> None:
     })
     hits = lint_tree(tmp_path, {"EL601"}).findings
     assert [h.path for h in hits] == ["prompts/b/judge.j2"]
+
+
+def test_a_label_that_says_its_value_is_judged_makes_it_the_subject(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": (
+        "You are a judge of agent actions.\n"
+        'Reply {"score": 1, "reason": "..."}\n'
+        "ACTIONS TO BE EVALUATED: {{ tool_calls }}\n"
+        "Earlier turns: {{ tool_results }}\n")})
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.line, "tool_results" in f.message) for f in hits] == [(4, True)]
