@@ -265,6 +265,7 @@ def test_evaluated_subjects_are_the_head_noun_after_the_task_verb() -> None:
     assert evaluated_subjects("Assess the given snippets for clarity.") == ["snippet"]
     assert evaluated_subjects("Grade the answer given the context.") == ["answer"]
     assert evaluated_subjects("A reviewer will rate the context later.") == []
+    assert evaluated_subjects("Analyze the following {{ lang }} snippet for bugs.") == ["snippet"]
     facts = parse("p/score_chunk.j2", "Evaluate the cleaned context, 0 to 10.\n{{ context }}")
     assert facts.subjects == ["context", "cleaned_context"]
 

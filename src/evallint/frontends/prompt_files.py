@@ -602,7 +602,8 @@ def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
 
 # For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
 _EV_OBJECT = re.compile(
-    r"\b(?:evaluate|grade|score|assess|rate|judge|critique|review)\s+(?:(?:the|this|these|"
+    r"\b(?:evaluate|grade|score|assess|rate|judge|critique|review|analy[sz]e|examine|inspect|"
+    r"audit)\s+(?:(?:the|this|these|"
     r"each|every|a|an|its|their|following|given|provided|below)\s+)*"
     r"((?:[\w-]+[ \t]+){0,2}[\w-]+)", re.I)
 # A label that says its value is what gets judged: "TOOL CALLS TO BE EVALUATED: {{ calls }}".
@@ -633,6 +634,9 @@ def _singular_words(words: list[str]) -> list[str]:
             for w in words]
 
 
+_INLINE_TAG = re.compile(r"\{\{[^{}\n]*\}\}\s?|\{%[^\n]*?%\}\s?")
+
+
 def evaluated_subjects(body: str) -> list[str]:
     """What the prompt's direct task evaluates: the head noun after the verb, and the phrase.
 
@@ -642,6 +646,8 @@ def evaluated_subjects(body: str) -> list[str]:
     answer") sets no task.
     """
     out: list[str] = []
+    # "Analyze the following {{ language }} code": a tag inside the phrase is not a word of it.
+    body = _INLINE_TAG.sub("", body)
     for m in _EV_OBJECT.finditer(body):
         if _reported_speech(body, m.start()):
             continue
