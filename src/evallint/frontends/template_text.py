@@ -33,6 +33,9 @@ _CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
 _LABEL = re.compile(
     r"^[ \t>*_#-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})[ \t]*[*_]*:[*_]*[ \t]*$"
 )
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S[^\n]*$")
+# "RESPONSE (the assistant's reply):": a parenthetical note is not part of the label.
+_PARENTHETICAL = re.compile(r"\([^()\n]*\)")
 # Words that open a sentence, not a label: "Grade this answer:", "Here is the output:".
 _NOT_LABEL = frozenset(
     {"grade", "evaluate", "score", "rate", "judge", "assess", "review", "check", "critique",
@@ -172,7 +175,10 @@ class TextMap:
 
 def _is_label(text: str) -> bool:
     """One to six words and a colon that do not read as a sentence ("Grade this answer:")."""
-    m = _LABEL.match(_CONTROL_TAG.sub("", text))
+    text = _PARENTHETICAL.sub("", _CONTROL_TAG.sub("", text))
+    if _HEADING_LINE.match(text):
+        return True  # "## Assistant response" over a line holding only the value
+    m = _LABEL.match(text)
     if m is None:
         return False
     words = m.group(1).lower().split()
