@@ -229,3 +229,87 @@ def test_headings_inside_an_examples_section_name_no_role() -> None:
     assert [(s.title, s.role) for s in facts.sections] == [
         ("Writer", "generator"), ("Examples", "unknown"), ("Judge prompt", "unknown"),
         ("Evaluator", "evaluator")]
+
+
+def test_an_activity_in_the_name_needs_the_text_to_evaluate_something() -> None:
+    # A router named "verify_..." decides a conversation's state; it grades no candidate.
+    router = ("You decide whether the chat is over. Reply DONE or MORE.\n"
+              "{% for t in chat_history %}User: {{ t.user }}\nBot: {{ t.bot }}\n{% endfor %}")
+    facts = parse("flows/verify_if_chat_is_over.j2", router)
+    assert facts.role.role is Role.UNKNOWN
+    assert facts.role.evidence == [
+        "file name token 'verify' alone: the text never evaluates anything"]
+    # The same name over a text that sets a grading task is a judge.
+    facts = parse("flows/score_passage.j2", "Score the passage from 0 to 10.\n{{ passage }}")
+    assert facts.role.role is Role.EVALUATOR
+    assert facts.role.evidence[0] == "file name token 'score'"
+    assert facts.role.evidence[1].startswith("content: 'Score the passage")
+    # "Your task is to evaluate ..." sets the task; it does not report someone else's.
+    facts = parse("p/eval_sql.prompty", "---\nname: x\n---\nYour task is to evaluate the query.")
+    assert facts.role.role is Role.EVALUATOR
+
+
+def test_a_judge_noun_that_only_qualifies_a_topic_needs_support() -> None:
+    text = "<ctx>The user edits a judge. Call `load_judge` first. {{ user_name }}</ctx>"
+    assert parse("app/JUDGE_SETTINGS_CONTEXT.xml.j2", text).role.role is Role.UNKNOWN
+    assert parse("app/context/JUDGE_FORM.xml.j2", text).role.role is Role.UNKNOWN
+    assert parse("app/judge_prompt.j2", text).role.role is Role.EVALUATOR
+    assert parse("app/judge.j2", "{{ history }}").role.role is Role.EVALUATOR
+
+
+def test_evaluated_subjects_are_the_head_noun_after_the_task_verb() -> None:
+    from evallint.frontends.prompt_files import evaluated_subjects
+
+    assert evaluated_subjects("Evaluate the cleaned context against the criteria.") == [
+        "context", "cleaned_context"]
+    assert evaluated_subjects("Assess the given snippets for clarity.") == ["snippet"]
+    assert evaluated_subjects("Grade the answer given the context.") == ["answer"]
+    assert evaluated_subjects("A reviewer will rate the context later.") == []
+    assert evaluated_subjects("Analyze the following {{ lang }} snippet for bugs.") == ["snippet"]
+    facts = parse("p/score_chunk.j2", "Evaluate the cleaned context, 0 to 10.\n{{ context }}")
+    assert facts.subjects == ["context", "cleaned_context"]
+
+
+@pytest.mark.parametrize(("body", "json"), [
+    ('Reply:\n{"clarity": 4, "notes": "..."}', True),
+    ("Respond in JSON with the keys tone and why.", True),
+    ("Return a JSON object whose fields are ok and hint.", True),
+    ("Respond in JSON.", False),
+    ("Give a score from 1 to 10.", False),
+])
+def test_any_explicit_json_contract_is_marked(body: str, json: bool) -> None:
+    from evallint.frontends.prompt_files import JSON_KEY
+
+    assert (JSON_KEY in parse("p/judge.md", body).contract_keys) is json
+
+
+def test_a_front_matter_schema_is_a_json_contract() -> None:
+    from evallint.frontends.prompt_files import JSON_KEY
+
+    text = "---\noutputs:\n  apt:\n    type: int\n---\nJudge {{ output }}."
+    assert JSON_KEY in parse("p/judge.prompty", text).contract_keys
+
+
+@pytest.mark.parametrize(("body", "stated"), [
+    ("Return a single integer between 1 and 5. Include no other text.", True),
+    ("Output only the number.", True),
+    ("The number of steps is not important; reply briefly.", False),
+    ("q: a\nmark: 1\nq: b\nmark: 2\nq: {{ q }}\nmark:", True),
+    ("q: a\nmark: 1\nq: {{ q }}\nmark:", False),
+    ("q: a\nmark:\n1\n\nq: b\nmark: \n2\nq: {{ q }}\nmark:", True),
+    ("q: a\nmark:\nq: b\nmark:\nq: {{ q }}\nmark:", False),
+    ("q: a\nmark: 1\nq: b\nmark: 2\nq: {{ q }}\nExplain your mark.", False),
+])
+def test_a_number_or_a_shown_completion_is_a_stated_format(body: str, stated: bool) -> None:
+    from evallint.frontends.prompt_files import FORMAT_KEY
+
+    assert (FORMAT_KEY in parse("p/judge.md", body).contract_keys) is stated
+
+
+def test_a_schema_named_in_front_matter_is_a_json_contract() -> None:
+    from evallint.frontends.prompt_files import JSON_KEY
+
+    text = "---\noutput:\n  schema: Review\n---\nYou are a judge. Judge {{ output }}."
+    assert JSON_KEY in parse("p/judge.prompt", text).contract_keys
+    text = "---\noutput:\n  format: text\n---\nYou are a judge. Judge {{ output }}."
+    assert JSON_KEY not in parse("p/judge.prompt", text).contract_keys

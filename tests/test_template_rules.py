@@ -90,10 +90,10 @@ def test_unknown_role_files_are_not_checked(tmp_path: Path) -> None:
 
 
 def test_el105_reports_every_bare_interpolation(tmp_path: Path) -> None:
-    text = "A: {{ output }}\n<o>{{ output }}</o>\nB: {{ output }}"
+    text = "Is {{ output }} right?\n<o>{{ output }}</o>\nThen {{ output }} again"
     write_files(tmp_path, {"prompts/judge.j2": text})
     hits = lint_tree(tmp_path, {"EL105"}).findings
-    assert [(f.line, f.column) for f in hits] == [(1, 7), (3, 7)]
+    assert [(f.line, f.column) for f in hits] == [(1, 7), (3, 9)]
 
 
 def test_contract_partials_are_not_judged_alone(tmp_path: Path) -> None:
@@ -127,3 +127,40 @@ def test_fixture_clean_templates_only_notes() -> None:
     result = lint_tree(root, paths=["fixtures/clean/templates"])
     assert {f.severity for f in result.findings} <= {Severity.NOTE}
     assert not result.tool_errors
+
+
+def test_the_graded_item_named_context_is_not_generator_context(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/score_chunk.j2": (
+        "Evaluate the cleaned context for depth, from 0 to 10.\n"
+        'Return {"score": 1, "reason": "..."}\n'
+        "Write it {{ context }} inline.\n"
+        "Sources: {{ retrieved_context }}\n")})
+    hits = lint_tree(tmp_path, {"EL102", "EL103", "EL105"}).findings
+    # The graded item is checked like the output (EL105), never as generator context; a
+    # qualified context beside it still is.
+    assert [(f.code, f.line) for f in hits] == [("EL105", 3), ("EL102", 4)]
+
+
+def test_el105_is_a_note_by_default(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": "Is {{ output }} right?"})
+    hits = lint_tree(tmp_path, {"EL105"}).findings
+    assert [h.severity for h in hits] == [Severity.NOTE]
+
+
+def test_el601_accepts_custom_json_keys_but_not_prose(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "prompts/a/judge.j2": 'Judge <o>{{ output }}</o>. Reply {"apt": 1, "why": "..."}',
+        "prompts/b/judge.j2": "Judge <o>{{ output }}</o>. Give a mark and say why.",
+    })
+    hits = lint_tree(tmp_path, {"EL601"}).findings
+    assert [h.path for h in hits] == ["prompts/b/judge.j2"]
+
+
+def test_a_label_that_says_its_value_is_judged_makes_it_the_subject(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": (
+        "You are a judge of agent actions.\n"
+        'Reply {"score": 1, "reason": "..."}\n'
+        "ACTIONS TO BE EVALUATED: {{ tool_calls }}\n"
+        "Earlier turns: {{ tool_results }}\n")})
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.line, "tool_results" in f.message) for f in hits] == [(4, True)]

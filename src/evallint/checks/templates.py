@@ -14,7 +14,7 @@ from typing import Any
 from evallint import models
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
 from evallint.findings import Finding, Related, Severity
-from evallint.frontends.prompt_files import FORMAT_KEY
+from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY
 from evallint.kinds import TEMPLATE_KINDS
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens
@@ -216,7 +216,13 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                     *ctx.config.aliases.get("output", [])}
     seen102: set[tuple[str, str]] = set()
     seen103: set[str] = set()
+    subjects = set(getattr(facts, "subjects", ()))
     for var in facts.template.variables:
+        if _is_subject(var, subjects):
+            # "Evaluate the cleaned context": the context is what is graded, the candidate.
+            if var.kind in ("output", "triple") and not var.delimited:
+                yield _undelimited(ctx, facts, var, evidence)
+            continue
         denied = _denied(var, ctx)
         if denied is not None:
             element, signal = denied
@@ -259,13 +265,30 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
         if var.kind in ("output", "triple") and not var.delimited:
             rendered, _ = _checked_name(var, containers)
             if rendered and rendered in output_names:
-                yield ctx.finding(
-                    "EL105", facts.path, var.pos,
-                    f"'{var.dotted}' is interpolated into the evaluator prompt without "
-                    "delimiters; wrap it in tags such as <output>…</output> so the judge can "
-                    "tell the candidate's text from its instructions",
-                    evidence=evidence,
-                )
+                yield _undelimited(ctx, facts, var, evidence)
+
+
+def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
+    """A root variable named for what the prompt says it evaluates (``context``, ``code``).
+
+    The whole name must be the subject: "evaluate the context" does not make
+    ``retrieved_context`` the graded item.
+    """
+    if not subjects or var.via:
+        return False
+    tokens = _singular(name_tokens(var.name))
+    return bool(tokens) and "_".join(tokens) in subjects and len(var.path) <= 1
+
+
+def _undelimited(ctx: Context, facts: PromptFacts, var: TemplateVar,
+                 evidence: list[str]) -> Finding:
+    return ctx.finding(
+        "EL105", facts.path, var.pos,
+        f"'{var.dotted}' is interpolated into the evaluator prompt without delimiters; wrap it "
+        "in tags such as <output>…</output>, a fence, or put it alone after a label "
+        "('Response:') so the judge can tell the candidate's text from its instructions",
+        evidence=evidence,
+    )
 
 
 # ---------------------------------------------------------------------------- EL106 (vars)
@@ -519,14 +542,14 @@ def judge_contracts(project: Project, ctx: Context) -> Iterator[Finding]:
         has_score = bool(keys & score_keys)
         has_feedback = bool(keys & feedback_keys)
         has_id = bool(keys & id_keys)
-        stated_format = FORMAT_KEY in keys  # a non-JSON structure the prompt spells out
-        if not (has_score and (has_feedback or has_id)) and not stated_format and not explains:
-            pairs = (("a score", has_score), ("feedback", has_feedback))
-            missing = [w for w, ok in pairs if not ok]
+        # Any explicit structure is a contract: a JSON example or schema (whatever its key
+        # names), "respond in JSON with the keys ...", a spelled-out format, or a score tag.
+        stated = JSON_KEY in keys or FORMAT_KEY in keys
+        if not (has_score or (has_feedback and has_id)) and not stated and not explains:
             yield ctx.finding(
                 "EL601", facts.path, Pos(1, 1),
-                f"evaluator prompt has no output contract: it never shows the JSON it must "
-                f"return (missing {' and '.join(missing)})",
+                "evaluator prompt has no output contract: it never shows the JSON (or other "
+                "structure) it must return, so its verdict has to be scraped out of prose",
                 evidence=list(facts.role.evidence),
             )
         batch_pos = getattr(facts, "batch_pos", None)

@@ -10,7 +10,7 @@ with the front matter blanked out, so every position is a position in the real f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -41,6 +41,9 @@ class PromptFileFacts(PromptFacts):
     # Where the template works on a batch of items ("for each item", a loop over items).
     batch_pos: Pos | None = None
     batch_evidence: str = ""
+    # What the prompt says it evaluates ("Evaluate the cleaned context" → "context"): a variable
+    # of that name is the item under evaluation, not the generator's context.
+    subjects: list[str] = field(default_factory=list)
 
 
 _JINJA_EXTS = (".j2", ".jinja", ".jinja2", ".prompty")
@@ -113,6 +116,13 @@ _FORMAT_CUE = re.compile(
 )
 _STRUCTURE = re.compile(r"```|<[A-Za-z_][\w-]*>|\[\[[^\]\n]+\]\]")
 FORMAT_KEY = "(format)"
+# A JSON contract with names of its own: an example object, a schema, or "respond in JSON with
+# the keys ...". Any such contract is explicit; which keys it holds is the loop's business.
+JSON_KEY = "(json)"
+_JSON_WITH_KEYS = re.compile(
+    r"(?i)\bjson\b[^.\n]{0,80}?\b(?:keys?|fields?|properties|attributes)\b"
+    r"|\b(?:keys?|fields?|properties|attributes)\b[^.\n]{0,80}?\bjson\b"
+)
 _SCHEMA_WORDS = frozenset(
     {"type", "properties", "required", "items", "description", "format", "schema", "enum",
      "minimum", "maximum", "additionalProperties", "title", "default", "json_schema", "name",
@@ -164,6 +174,9 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
     facts.declarations = _declarations(facts.front_matter)
     facts.contract_keys = _contract_keys(body, facts.front_matter)
     facts.role = infer_role(facts, body, tmap, config)
+    if facts.role.is_evaluator:
+        facts.subjects = list(dict.fromkeys(
+            evaluated_subjects(body) + labelled_subjects(facts, body)))
     _find_batch(facts, body, tmap)
     return facts
 
@@ -353,20 +366,78 @@ def _declarations(fm: dict[str, Any]) -> dict[str, str]:
 
 
 def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
+    """Keys the prompt shows for its answer, with markers for a JSON or spelled-out format."""
     keys: list[str] = []
     for m in _JSON_KEY.finditer(body):
         keys.append(m.group(1))
+    json_shown = bool(keys) or bool(_JSON_WITH_KEYS.search(body))
     for m in _XML_OPEN.finditer(body):
         keys.append(m.group(1))
     for name in _CONTRACT_KEYS:
         if name in fm:
+            before = len(keys)
             _schema_keys(fm[name], keys, 0)
+            json_shown = json_shown or len(keys) > before or _names_a_schema(fm[name])
+    if json_shown:
+        keys.append(JSON_KEY)
     for m in _FORMAT_CUE.finditer(body):
         window = "\n".join(body[m.end():].split("\n", 8)[:8])
         if _STRUCTURE.search(window):
             keys.append(FORMAT_KEY)
             break
+    if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)):
+        keys.append(FORMAT_KEY)
     return list(dict.fromkeys(keys))
+
+
+_SENTENCES = re.compile(r"[^.!?\n]+")
+_NUMBER_WORDS = frozenset({"integer", "number", "digit", "float", "numeral"})
+_ONLY_WORDS = frozenset({"only", "single", "just", "solely", "nothing"})
+_ANSWER_VERBS = frozenset({"return", "respond", "reply", "output", "answer", "give", "provide",
+                           "produce", "write", "print"})
+
+
+def _only_a_number(body: str) -> bool:
+    """"Return a single integer between 1 and 5", "Output only the number": a bare-number
+    contract, as parseable as JSON."""
+    for m in _SENTENCES.finditer(body):
+        words = set(name_tokens(m.group()))
+        if words & _NUMBER_WORDS and words & _ONLY_WORDS and words & _ANSWER_VERBS:
+            return True
+    return False
+
+
+_LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][\w ]{0,30}?)[ \t]*:[ \t]*(\S.*)?$")
+
+
+def _completes_a_shown_label(body: str) -> bool:
+    """A few-shot completion prompt: it ends on ``stars:`` after examples that show
+    ``stars: 3`` at least twice, so the answer's shape is the examples'."""
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    if not lines:
+        return False
+    last = _LABEL_LINE.match(lines[-1])
+    if last is None or last.group(2):
+        return False
+    label = last.group(1).strip().lower()
+    shown = 0
+    for i, line in enumerate(lines[:-1]):
+        m = _LABEL_LINE.match(line)
+        if m is None or m.group(1).strip().lower() != label:
+            continue
+        # The value on the label's line, or alone on the next line ("output:" / "4").
+        value = m.group(2) or (lines[i + 1] if not _LABEL_LINE.match(lines[i + 1]) else "")
+        if value and "{" not in value:
+            shown += 1
+    return shown >= 2
+
+
+def _names_a_schema(value: Any) -> bool:
+    """``output: {schema: Analysis}`` or ``output_schema: Verdict``: a schema registered in
+    code by name is as explicit a contract as one spelled out."""
+    if isinstance(value, dict):
+        value = value.get("schema")
+    return isinstance(value, str) and bool(re.fullmatch(r"[A-Za-z_][\w.]*", value.strip()))
 
 
 def _schema_keys(value: Any, into: list[str], depth: int) -> None:
@@ -418,23 +489,179 @@ def infer_role(facts: PromptFacts, body: str, tmap: TextMap, config: Config) -> 
             return RoleInfo(role, [f"front matter {key}: {value}{where}"], explicit=True)
 
     path = PurePosixPath(facts.path)
-    role, token = prompt_name_role(path.name)
-    if role is not Role.UNKNOWN:
-        return RoleInfo(role, [f"file name token '{token}'"])
+    unsupported: list[str] = []
+    named: list[tuple[str, str]] = [(path.name, "file name")]
     title = fm.get("name") or fm.get("title")
     if isinstance(title, str):
-        role, token = prompt_name_role(title)
-        if role is not Role.UNKNOWN:
-            return RoleInfo(role, [f"front matter name token '{token}'"])
+        named.append((title, "front matter name"))
+    for name, where in named:
+        role, token = prompt_name_role(name)
+        if role is Role.UNKNOWN:
+            continue
+        note = f"{where} token '{token}'"
+        if role is Role.GENERATOR or _names_the_judge(name, token, path.parent.name):
+            return RoleInfo(role, [note])
+        support = _evaluates(facts, body, tmap)
+        if support is not None:
+            return RoleInfo(role, [note, support])
+        unsupported.append(note)
 
     found = _content_role(body, tmap)
     if found is not None:
         return found
 
     role, token = _folder_role(path.parent.name)
-    if role is not Role.UNKNOWN:
+    if role is Role.GENERATOR or _names_the_judge(path.parent.name, token):
         return RoleInfo(role, [f"folder name token '{token}' ('{path.parent.name}/')"])
-    return _heading_role(facts, body, tmap)
+    if role is Role.EVALUATOR:
+        support = _evaluates(facts, body, tmap)
+        note = f"folder name token '{token}' ('{path.parent.name}/')"
+        if support is not None:
+            return RoleInfo(role, [note, support])
+        unsupported.append(note)
+    found = _heading_role(facts, body, tmap)
+    if found.role is Role.UNKNOWN and unsupported:
+        return RoleInfo(Role.UNKNOWN, [f"{n} alone: the text never evaluates anything"
+                                       for n in unsupported])
+    return found
+
+
+# A name states the judge when it names the agent or its rubric ("judge.j2", "grader_prompt",
+# "rubric_checker"), unless the agent only qualifies what the file is about ("EVALUATOR_CONTEXT
+# _INSTRUCTIONS" is context about an evaluator). An activity ("verify_if_stopped",
+# "score_chunk", "eval.prompty") must be borne out by the text.
+_JUDGE_NOUNS = frozenset(
+    {"evaluator", "judge", "grader", "critic", "scorer", "rater", "verifier", "reviewer",
+     "assessor", "rubric"}
+)
+_ABOUT = frozenset(
+    {"context", "contexts", "output", "outputs", "result", "results", "feedback", "history",
+     "data", "config", "configs", "settings", "form", "forms", "draft", "drafts", "docs",
+     "metadata", "schema", "state", "list", "page", "view", "response", "responses", "info",
+     "details", "summary", "selection", "picker", "tool", "tools", "skill", "skills"}
+)
+
+
+_TOPIC_FOLDERS = frozenset({"context", "contexts"})
+
+
+def _names_the_judge(name: str, token: str, folder: str = "") -> bool:
+    """Is ``token`` in ``name`` the judge itself, not an activity or a topic?
+
+    Files in a ``context/`` folder are context blocks for an assistant: a judge word in their
+    name says what the block is about.
+    """
+    tokens = name_tokens(name)
+    if token not in _JUDGE_NOUNS or token not in tokens:
+        return False
+    if set(name_tokens(folder)) & _TOPIC_FOLDERS:
+        return False
+    i = tokens.index(token)
+    after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    return after not in _ABOUT
+
+
+# Corroboration for a role word in a name: the text sets a task on something ("evaluate the
+# code", "rate each reply"), a scale or rubric, a rendered candidate output, or a score key.
+_EV_ACT = re.compile(
+    r"\b(?:evaluate|grade|score|assess|rate|judge|critique|review)\s+(?:(?:the|this|these|each|"
+    r"every|a|an|its|their|following|given|provided|below)\s+)+((?:[\w-]+[ \t]+){0,2}[\w-]+)",
+    re.I)
+_SUBJECT_STOPS = frozenset(
+    {"against", "for", "on", "based", "with", "in", "of", "to", "and", "or", "by", "using",
+     "according", "from", "as", "below", "above", "that", "which", "between", "is", "are",
+     "if", "whether", "so", "given", "the", "a", "an", "its", "their", "your", "this", "then",
+     "now", "carefully", "at", "into", "under", "considering", "without", "only", "here",
+     "it", "them", "how", "what", "why", "who", "whom", "all", "any", "both", "not", "do",
+     "should", "must", "will", "can", "may", "you", "yourself", "strictly", "objectively"}
+)
+_CANDIDATE_NAMES = frozenset(
+    {"output", "response", "answer", "completion", "candidate", "submission", "final_answer",
+     "final_output", "prediction", "generation"}
+)
+_SCORE_WORDS = frozenset({"score", "scores", "rating", "ratings", "grade", "verdict", "label"})
+
+
+def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
+    """Evidence in the text that the prompt evaluates something, else None."""
+    for cue in (_EV_IDENTITY, _EV_TASK, _EV_ACT):
+        m = _first_direct(cue, body)
+        if m is not None:
+            return _cue(m, tmap)
+    weak = _weak_evidence(body, tmap)
+    if weak:
+        return weak[0]
+    for var in facts.template.variables:
+        if var.kind in ("output", "triple") and var.name.lower() in _CANDIDATE_NAMES:
+            return f"renders the candidate '{var.name}' (line {var.pos.line})"
+    keys = {k.lower() for k in facts.contract_keys} & _SCORE_WORDS
+    if keys:
+        return f"its answer holds '{sorted(keys)[0]}'"
+    return None
+
+
+# For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
+_EV_OBJECT = re.compile(
+    r"\b(?:evaluate|grade|score|assess|rate|judge|critique|review|analy[sz]e|examine|inspect|"
+    r"audit)\s+(?:(?:the|this|these|"
+    r"each|every|a|an|its|their|following|given|provided|below)\s+)*"
+    r"((?:[\w-]+[ \t]+){0,2}[\w-]+)", re.I)
+# A label that says its value is what gets judged: "TOOL CALLS TO BE EVALUATED: {{ calls }}".
+_JUDGED_LABEL = re.compile(
+    r"\b(?:to\s+be|being|under|to)\s+(?:evaluated|evaluate|evaluation|graded|grade|scored|"
+    r"score|judged|judge|assessed|assess|assessment|reviewed|review|rated|rate)\b", re.I)
+
+
+def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
+    """Variables whose label says they are the thing judged ("Text to evaluate: {{ x }}")."""
+    lines = body.split("\n")
+    out: list[str] = []
+    for var in facts.template.variables:
+        if var.kind not in ("output", "triple") or var.via or not 0 < var.pos.line <= len(lines):
+            continue
+        line = lines[var.pos.line - 1]
+        label = line[:max(0, var.pos.column - 1)]
+        if not label.strip("{ \t#*-"):
+            above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
+            label = above[-1] if above else ""
+        if _JUDGED_LABEL.search(label):
+            out.append("_".join(_singular_words(name_tokens(var.name))))
+    return out
+
+
+def _singular_words(words: list[str]) -> list[str]:
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in words]
+
+
+_INLINE_TAG = re.compile(r"\{\{[^{}\n]*\}\}\s?|\{%[^\n]*?%\}\s?")
+
+
+def evaluated_subjects(body: str) -> list[str]:
+    """What the prompt's direct task evaluates: the head noun after the verb, and the phrase.
+
+    "Evaluate the cleaned context against the criteria" gives ``context`` and
+    ``cleaned_context``; "score the
+    coherence of the answer" gives ``coherence``. Described judging ("a judge will grade the
+    answer") sets no task.
+    """
+    out: list[str] = []
+    # "Analyze the following {{ language }} code": a tag inside the phrase is not a word of it.
+    body = _INLINE_TAG.sub("", body)
+    for m in _EV_OBJECT.finditer(body):
+        if _reported_speech(body, m.start()):
+            continue
+        words: list[str] = []
+        for word in m.group(1).lower().split():
+            if word in _SUBJECT_STOPS:
+                break
+            words.append(word)
+        words = _singular_words(words)
+        if words:
+            out.append(words[-1])
+            if len(words) > 1:
+                out.append("_".join(words))
+    return list(dict.fromkeys(out))
 
 
 # A direct instruction: who the model is, or what it must do to the candidate's text.
@@ -531,8 +758,10 @@ _REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "t
 
 def _reported_speech(body: str, start: int) -> bool:
     """'a judge will score the answer' describes a judge; it does not instruct one."""
-    before = body[max(0, start - 40):start].split()
-    return bool(before) and before[-1].lower() in _REPORTED
+    before = [w.lower() for w in body[max(0, start - 40):start].split()]
+    if before[-2:-1] in (["is"], ["are"]) and before[-1] == "to":
+        return False  # "Your task is to evaluate the code" sets the task
+    return bool(before) and before[-1] in _REPORTED
 
 
 def _snippet(text: str) -> str:

@@ -1,8 +1,9 @@
 """Text helpers shared by the template front-ends: newlines, fenced blocks, delimiting tags.
 
 Template parsers see tags; whether an interpolated value is *delimited* (inside ``<output>…``
-tags, a fenced block or a triple-quoted block) is a property of the surrounding prose, so it is
-computed here once per file from the text around the template tags.
+tags, a fenced block, a triple-quoted block, or alone after a label such as ``Response:``) is a
+property of the surrounding prose, so it is computed here once per file from the text around the
+template tags.
 """
 
 from __future__ import annotations
@@ -21,6 +22,29 @@ _TRIPLE = re.compile(r'"""|\'\'\'')
 # template tags. Self-closing tags delimit nothing.
 _OPEN_TAG = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][\w.:-]*)\s*>")
+# Template tags of every dialect: what is left of a line without them is its prose.
+_TEMPLATE_TAG = re.compile(
+    r"\{\{\{.*?\}\}\}|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}"
+    r"|(?<!\{)\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\s]*)?\}(?!\})"
+)
+_CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
+# A label: one to six words and a colon, in optional markdown emphasis or a heading
+# ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:").
+_LABEL = re.compile(
+    r"^[ \t>*_#-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})[ \t]*[*_]*:[*_]*[ \t]*$"
+)
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S[^\n]*$")
+# "RESPONSE (the assistant's reply):": a parenthetical note is not part of the label.
+_PARENTHETICAL = re.compile(r"\([^()\n]*\)")
+# Words that open a sentence, not a label: "Grade this answer:", "Here is the output:".
+_NOT_LABEL = frozenset(
+    {"grade", "evaluate", "score", "rate", "judge", "assess", "review", "check", "critique",
+     "consider", "read", "compare", "verify", "here", "this", "these", "that", "the", "below",
+     "following", "given", "is", "are", "was", "it", "and", "or", "but", "if", "when", "then",
+     "please", "now", "return", "respond", "write", "use"}
+)
+_DETERMINERS = frozenset({"the", "this", "that", "these", "a", "an", "your", "my", "our", "its",
+                          "following", "below", "above", "is", "are"})
 
 
 def normalize_newlines(text: str) -> str:
@@ -104,6 +128,40 @@ class TextMap:
         return self.index.offset(line, column)
 
     def delimited(self, offset: int) -> bool:
+        """Inside tags, a fence or triple quotes, or alone on a labelled line."""
+        return self._enclosed(offset) or self.labelled(offset)
+
+    def labelled(self, offset: int) -> bool:
+        """``Response: {{ output }}`` alone on its line, or alone under a ``Response:`` line.
+
+        A label says where the candidate's text starts, and the end of the line (or the next
+        label) where it stops; a value in the middle of a sentence has neither.
+        """
+        start = self.text.rfind("\n", 0, offset) + 1
+        end = self.text.find("\n", offset)
+        line = self.text[start:end if end != -1 else len(self.text)]
+        values = [m for m in _TEMPLATE_TAG.finditer(line) if not _CONTROL_TAG.fullmatch(m.group())]
+        if len(values) != 1:
+            return False
+        prose = _TEMPLATE_TAG.sub("", line)
+        if not prose.strip():
+            return _is_label(self._previous_line(start))
+        head = line[:values[0].start()]
+        tail = _CONTROL_TAG.sub("", line[values[0].end():])
+        return not tail.strip() and _is_label(head)
+
+    def _previous_line(self, line_start: int) -> str:
+        """The nearest line above that holds more than control tags and blanks."""
+        end = line_start - 1
+        while end > 0:
+            start = self.text.rfind("\n", 0, end) + 1
+            line = self.text[start:end]
+            if _CONTROL_TAG.sub("", line).strip():
+                return line
+            end = start - 1
+        return ""
+
+    def _enclosed(self, offset: int) -> bool:
         if self._spans is None:
             spans = fenced_spans(self.text) + _triple_spans(self.text) + _tag_spans(self.text)
             spans.sort()
@@ -113,6 +171,20 @@ class TextMap:
         i = bisect.bisect_right(self._starts, offset)
         # Spans may nest, so look back over every span that starts before the offset.
         return any(s <= offset < e for s, e in self._spans[:i])
+
+
+def _is_label(text: str) -> bool:
+    """One to six words and a colon that do not read as a sentence ("Grade this answer:")."""
+    text = _PARENTHETICAL.sub("", _CONTROL_TAG.sub("", text))
+    if _HEADING_LINE.match(text):
+        return True  # "## Assistant response" over a line holding only the value
+    m = _LABEL.match(text)
+    if m is None:
+        return False
+    words = m.group(1).lower().split()
+    if len(words) == 1:
+        return True  # "Reply:", "A:", "Output:" alone are labels whatever the word
+    return words[0] not in _NOT_LABEL and not set(words) & _DETERMINERS
 
 
 def clamp_line(text: str, line: int) -> int:
