@@ -279,13 +279,17 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     desc = str(fm.get("description")) if isinstance(fm.get("description"), str) else ""
     lead = first_sentence(desc)
     builds = _BUILDS.search(lead)
-    # The body of a long agent prompt mentions scores and evaluation in passing; only the
-    # description, which says what the agent is for, counts as a scoring cue.
-    scoring_cue = bool(_SCORING.search(desc)) and not builds
+    # The body of a long agent prompt, and the example dialogues of a description, mention
+    # scores and evaluation in passing; only what the description says the agent is for
+    # counts as a scoring cue.
+    scoring_cue = bool(_SCORING.search(purpose(desc))) and not builds
     name = fm.get("name") if isinstance(fm.get("name"), str) else PurePosixPath(path).stem
     name = own_name(path, str(name))
     tokens = set(name_tokens(name))
     ev_strong, ev_weak, gen = tokens & STRONG_EVAL, tokens & WEAK_EVAL, tokens & GEN_WORDS
+    other = judges_other(lead) if ev_strong else ""
+    if other:
+        return RoleInfo(Role.UNKNOWN, [f"description: it judges {other}, not the work"])
     if ev_strong and not gen:
         return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_strong)[0]}')"])
     if gen and not (ev_strong or ev_weak):
@@ -327,6 +331,15 @@ _BUILDS = re.compile(
     re.I,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n\s*\n|\\n")
+
+
+_EXAMPLES = re.compile(r"<example|\bexamples?\s*:|\\n\\n|\n\s*\n", re.I)
+
+
+def purpose(text: str) -> str:
+    """A description without its example dialogues: what the agent says it is for."""
+    m = _EXAMPLES.search(text)
+    return text[: m.start()] if m else text
 
 
 def first_sentence(text: str) -> str:
@@ -373,6 +386,27 @@ def own_name(path: str, name: str) -> str:
         if name.lower().startswith(prefix) and len(name) > len(prefix):
             return name[len(prefix):]
     return name
+
+
+# What an advisor judges: things to adopt or buy, people, markets. An "evaluator" of these is
+# not the judge of a generate-evaluate loop.
+OTHER_NOUNS = (
+    "tool", "tools", "framework", "frameworks", "library", "libraries", "vendor", "vendors",
+    "service", "services", "provider", "providers", "platform", "platforms", "candidate",
+    "candidates", "market", "markets", "option", "options", "investment", "investments",
+    "technology", "technologies", "stack", "stacks",
+)
+_OTHER = "(?:" + "|".join(OTHER_NOUNS) + ")"
+_JUDGES_OTHER = re.compile(
+    rf"\b{_JUDGE_VERB}\s+(?:of\s+)?(?:[\w'-]+\s+){{0,3}}?{_OTHER}\b", re.I)
+
+
+def judges_other(text: str) -> str:
+    """The phrase in which ``text`` judges tools, vendors, people or markets, not the work."""
+    if judged_work(text):
+        return ""
+    m = _JUDGES_OTHER.search(text)
+    return f"'{' '.join(m.group(0).split())}'" if m else ""
 
 
 def judged_work(text: str) -> str:
