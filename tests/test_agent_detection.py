@@ -290,3 +290,13 @@ def test_scores_in_a_descriptions_examples_are_no_cue() -> None:
     assert agent(text).role.role is Role.UNKNOWN
     scored = text.replace("Examples:", "Gives each policy a score. Examples:")
     assert agent(scored).role.role is Role.EVALUATOR
+
+
+def test_a_systems_auditor_is_no_judge() -> None:
+    text = ("---\nname: infra-auditor\ndescription: Use this agent to audit cloud accounts, "
+            "evaluate access risks and rate the severity of gaps.\ntools: Read, Grep\n"
+            "model: inherit\n---\n\nChecklist:\n- Code review\n- Patch cadence\n"
+            "- Code review findings from last quarter\n")
+    assert agent(text, "catalogue/security/infra-auditor.md").role.role is Role.UNKNOWN
+    reviewer = text.replace("audit cloud accounts", "review code changes for leaked secrets")
+    assert agent(reviewer, "catalogue/security/infra-auditor.md").role.role is Role.EVALUATOR

@@ -257,9 +257,10 @@ _SELF = re.compile(
     r"implementer|builder|developer|coder|solver|planner|author)\b",
     re.I,
 )
+# Words that say an agent grades: "evaluate" and "rate" are left out, an auditor "evaluates
+# risks" and "rates severity" without grading anyone's work.
 _SCORING = re.compile(
-    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdict|evaluat\w+|judg\w+|"
-    r"rate[sd]?|rating)\b",
+    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdicts?)\b",
     re.I,
 )
 
@@ -295,7 +296,9 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     if gen and not (ev_strong or ev_weak):
         return RoleInfo(Role.GENERATOR, [f"agent name '{name}' (word '{sorted(gen)[0]}')"])
 
-    review_cue = "" if builds else (judged_work(desc) or judged_work(body))
+    # Reviewing the work must be said in the description (its examples included): a long
+    # body lists "code review findings" among the topics of any auditor.
+    review_cue = "" if builds else judged_work(desc)
     self_m = _SELF.search(body)
     if self_m:
         word = self_m.group(1).lower()
@@ -357,17 +360,19 @@ WORK_NOUNS = (
     "essays", "result", "results", "changes", "deliverable", "deliverables", "attempt",
     "attempts",
 )
-_WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in WORK_NOUNS) + ")"
+# Within one line: a phrase never runs from one bullet of a list into the next.
+_SP = r"[^\S\n]+"
+_WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", _SP) for w in WORK_NOUNS) + ")"
 _JUDGE_VERB = (r"(?:evaluat\w*|grad(?:e|es|ed|ing)|judg\w*|critiqu\w*|scor(?:e|es|ed|ing)|"
                r"rat(?:e|es|ed|ing))")
-_FILLER = r"(?:[\w'-]+\s+){0,3}?"
+_FILLER = rf"(?:[A-Za-z][\w'-]*{_SP}){{0,3}}?"
 _REVIEW_VERB = r"(?:review(?:s|ed|ing)?)"
 _JUDGES_WORK = re.compile(
     # "evaluates the generated code", "evaluation of responses", "grading each answer",
     # "reviews implemented code", "review a pull request"
-    rf"\b(?:{_JUDGE_VERB}|{_REVIEW_VERB})\s+(?:of\s+|on\s+)?{_FILLER}{_WORK}\b"
+    rf"\b(?:{_JUDGE_VERB}|{_REVIEW_VERB}){_SP}(?:of{_SP}|on{_SP})?{_FILLER}{_WORK}\b"
     # "code evaluation", "response grading", "output scoring", "code reviews"
-    rf"|\b{_WORK}\s+(?:evaluation|evaluator|grading|grader|judging|judge|critique|critic|"
+    rf"|\b{_WORK}{_SP}(?:evaluation|evaluator|grading|grader|judging|judge|critique|critic|"
     rf"scoring|scorer|rating|rater|review|reviewer)s?\b",
     re.I,
 )
