@@ -270,3 +270,33 @@ def test_settings_reach_only_the_agents_the_project_loads(tmp_path: Path) -> Non
             "model: haiku\n---\n",
     }
     assert [c for c in codes(tmp_path, files) if c[0] == "EL403"] == []
+
+
+def test_an_evaluator_of_tools_or_vendors_is_an_advisor() -> None:
+    facts = agent("---\nname: stack-evaluator\ndescription: Use this agent when evaluating new "
+                  "frameworks or hosting services for the team.\ntools: Read, Bash\n---\n")
+    assert facts.role.role is Role.UNKNOWN
+    assert facts.role.evidence == ["description: it judges 'evaluating new frameworks', "
+                                   "not the work"]
+    judge = agent("---\nname: evaluator\ndescription: Evaluates the generated code of each "
+                  "framework port.\ntools: Read\n---\n")
+    assert judge.role.role is Role.EVALUATOR
+
+
+def test_scores_in_a_descriptions_examples_are_no_cue() -> None:
+    text = ("---\nname: policy-checker\ndescription: Use this agent when handling privacy "
+            "policies. Examples:\\n<example>user: rate my policy</example>\ntools: Read, Write\n"
+            "---\n")
+    assert agent(text).role.role is Role.UNKNOWN
+    scored = text.replace("Examples:", "Gives each policy a score. Examples:")
+    assert agent(scored).role.role is Role.EVALUATOR
+
+
+def test_a_systems_auditor_is_no_judge() -> None:
+    text = ("---\nname: infra-auditor\ndescription: Use this agent to audit cloud accounts, "
+            "evaluate access risks and rate the severity of gaps.\ntools: Read, Grep\n"
+            "model: inherit\n---\n\nChecklist:\n- Code review\n- Patch cadence\n"
+            "- Code review findings from last quarter\n")
+    assert agent(text, "catalogue/security/infra-auditor.md").role.role is Role.UNKNOWN
+    reviewer = text.replace("audit cloud accounts", "review code changes for leaked secrets")
+    assert agent(reviewer, "catalogue/security/infra-auditor.md").role.role is Role.EVALUATOR

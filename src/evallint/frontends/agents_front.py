@@ -257,9 +257,10 @@ _SELF = re.compile(
     r"implementer|builder|developer|coder|solver|planner|author)\b",
     re.I,
 )
+# Words that say an agent grades: "evaluate" and "rate" are left out, an auditor "evaluates
+# risks" and "rates severity" without grading anyone's work.
 _SCORING = re.compile(
-    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdict|evaluat\w+|judg\w+|"
-    r"rate[sd]?|rating)\b",
+    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdicts?)\b",
     re.I,
 )
 
@@ -279,19 +280,25 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     desc = str(fm.get("description")) if isinstance(fm.get("description"), str) else ""
     lead = first_sentence(desc)
     builds = _BUILDS.search(lead)
-    # The body of a long agent prompt mentions scores and evaluation in passing; only the
-    # description, which says what the agent is for, counts as a scoring cue.
-    scoring_cue = bool(_SCORING.search(desc)) and not builds
+    # The body of a long agent prompt, and the example dialogues of a description, mention
+    # scores and evaluation in passing; only what the description says the agent is for
+    # counts as a scoring cue.
+    scoring_cue = bool(_SCORING.search(purpose(desc))) and not builds
     name = fm.get("name") if isinstance(fm.get("name"), str) else PurePosixPath(path).stem
     name = own_name(path, str(name))
     tokens = set(name_tokens(name))
     ev_strong, ev_weak, gen = tokens & STRONG_EVAL, tokens & WEAK_EVAL, tokens & GEN_WORDS
+    other = judges_other(lead) if ev_strong else ""
+    if other:
+        return RoleInfo(Role.UNKNOWN, [f"description: it judges {other}, not the work"])
     if ev_strong and not gen:
         return RoleInfo(Role.EVALUATOR, [f"agent name '{name}' (word '{sorted(ev_strong)[0]}')"])
     if gen and not (ev_strong or ev_weak):
         return RoleInfo(Role.GENERATOR, [f"agent name '{name}' (word '{sorted(gen)[0]}')"])
 
-    review_cue = "" if builds else (judged_work(desc) or judged_work(body))
+    # Reviewing the work must be said in the description (its examples included): a long
+    # body lists "code review findings" among the topics of any auditor.
+    review_cue = "" if builds else judged_work(desc)
     self_m = _SELF.search(body)
     if self_m:
         word = self_m.group(1).lower()
@@ -329,6 +336,15 @@ _BUILDS = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n\s*\n|\\n")
 
 
+_EXAMPLES = re.compile(r"<example|\bexamples?\s*:|\\n\\n|\n\s*\n", re.I)
+
+
+def purpose(text: str) -> str:
+    """A description without its example dialogues: what the agent says it is for."""
+    m = _EXAMPLES.search(text)
+    return text[: m.start()] if m else text
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of a description: what the agent is for, before its examples."""
     return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
@@ -344,17 +360,19 @@ WORK_NOUNS = (
     "essays", "result", "results", "changes", "deliverable", "deliverables", "attempt",
     "attempts",
 )
-_WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in WORK_NOUNS) + ")"
+# Within one line: a phrase never runs from one bullet of a list into the next.
+_SP = r"[^\S\n]+"
+_WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", _SP) for w in WORK_NOUNS) + ")"
 _JUDGE_VERB = (r"(?:evaluat\w*|grad(?:e|es|ed|ing)|judg\w*|critiqu\w*|scor(?:e|es|ed|ing)|"
                r"rat(?:e|es|ed|ing))")
-_FILLER = r"(?:[\w'-]+\s+){0,3}?"
+_FILLER = rf"(?:[A-Za-z][\w'-]*{_SP}){{0,3}}?"
 _REVIEW_VERB = r"(?:review(?:s|ed|ing)?)"
 _JUDGES_WORK = re.compile(
     # "evaluates the generated code", "evaluation of responses", "grading each answer",
     # "reviews implemented code", "review a pull request"
-    rf"\b(?:{_JUDGE_VERB}|{_REVIEW_VERB})\s+(?:of\s+|on\s+)?{_FILLER}{_WORK}\b"
+    rf"\b(?:{_JUDGE_VERB}|{_REVIEW_VERB}){_SP}(?:of{_SP}|on{_SP})?{_FILLER}{_WORK}\b"
     # "code evaluation", "response grading", "output scoring", "code reviews"
-    rf"|\b{_WORK}\s+(?:evaluation|evaluator|grading|grader|judging|judge|critique|critic|"
+    rf"|\b{_WORK}{_SP}(?:evaluation|evaluator|grading|grader|judging|judge|critique|critic|"
     rf"scoring|scorer|rating|rater|review|reviewer)s?\b",
     re.I,
 )
@@ -373,6 +391,27 @@ def own_name(path: str, name: str) -> str:
         if name.lower().startswith(prefix) and len(name) > len(prefix):
             return name[len(prefix):]
     return name
+
+
+# What an advisor judges: things to adopt or buy, people, markets. An "evaluator" of these is
+# not the judge of a generate-evaluate loop.
+OTHER_NOUNS = (
+    "tool", "tools", "framework", "frameworks", "library", "libraries", "vendor", "vendors",
+    "service", "services", "provider", "providers", "platform", "platforms", "candidate",
+    "candidates", "market", "markets", "option", "options", "investment", "investments",
+    "technology", "technologies", "stack", "stacks",
+)
+_OTHER = "(?:" + "|".join(OTHER_NOUNS) + ")"
+_JUDGES_OTHER = re.compile(
+    rf"\b{_JUDGE_VERB}\s+(?:of\s+)?(?:[\w'-]+\s+){{0,3}}?{_OTHER}\b", re.I)
+
+
+def judges_other(text: str) -> str:
+    """The phrase in which ``text`` judges tools, vendors, people or markets, not the work."""
+    if judged_work(text):
+        return ""
+    m = _JUDGES_OTHER.search(text)
+    return f"'{' '.join(m.group(0).split())}'" if m else ""
 
 
 def judged_work(text: str) -> str:
