@@ -32,7 +32,10 @@ _PROMPT_EXTS = {".md", ".txt", ".markdown", ".xml", ".tmpl", ".tpl"}
 # Plain-text files in a templates/ folder are prompt templates in LLM projects; markdown there
 # is too often something else (issue templates, docs scaffolds) to read by default.
 _TEMPLATE_DIRS = {"templates", "template", "prompt_templates"}
-_DOC_NAMES = {"readme", "changelog", "license", "contributing", "index", "agents", "claude"}
+# ``SKILL.md`` is an agent skill (instructions loaded on demand), not a template rendered for a
+# model with inputs: a skill about writing evaluators is not an evaluator prompt.
+_DOC_NAMES = {"readme", "changelog", "license", "contributing", "index", "agents", "claude",
+              "skill"}
 _YAML_EXTS = {".yaml", ".yml"}
 
 # Top-level YAML keys that mark a loop spec (evallint's own, aiwg's, or a judge spec).
