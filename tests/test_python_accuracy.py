@@ -54,3 +54,23 @@ verdicts = [ask(scoring(draft), model="claude-haiku-4-5") for draft in drafts]
     fresh = loop.replace('drafts = ["fixed text"]\n', "")
     result = lint(tmp_path, {"loop.py": fresh}, {"EL201"})
     assert found(result) == [("EL201", "loop.py", 23)]
+
+
+def test_el201_needs_evidence_that_the_output_holds_reasoning(tmp_path: Path) -> None:
+    loop = GEN_HELPER + """
+
+def judge_text(text):
+    return ask([{"role": "user", "content": f"You are a judge. Score the response: {text}"}],
+               model="claude-haiku-4-5")
+
+
+def main(task):
+    draft = ask([{"role": "user", "content": PROMPT + task}])
+    return judge_text(draft)
+"""
+    plain = 'PROMPT = "Answer briefly: "\n'
+    assert found(lint(tmp_path, {"loop.py": plain + loop}, {"EL201"})) == []
+    tagged = 'PROMPT = "Reason inside <think> tags first, then answer: "\n'
+    [f] = lint(tmp_path, {"loop.py": tagged + loop}, {"EL201"}).findings
+    assert (f.line, f.severity.value) == (19, "error")
+    assert "<think>" in f.message

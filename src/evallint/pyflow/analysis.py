@@ -77,7 +77,8 @@ _JUDGE_TEXT = re.compile(
     re.IGNORECASE,
 )
 _REASON_TEXT = re.compile(
-    r"step[- ]by[- ]step|<thinking>|<scratchpad>|chain[- ]of[- ]thought|think (?:it )?through|"
+    r"step[- ]by[- ]step|<(?:thinking|think|scratchpad|reasoning|thoughts?)>|"
+    r"chain[- ]of[- ]thought|think (?:it )?through|"
     r"reason (?:it )?through|show your (?:work|reasoning)|explain your reasoning|"
     r"think carefully|reason carefully|before answering, think",
     re.IGNORECASE,
@@ -1173,12 +1174,36 @@ class Interp:
                 cv = self.mod.facts.constants.get(n.split(".")[0])
                 if cv is not None:
                     texts.extend(cv.strings)
+            for cid in v.calls:
+                texts.extend(self.builder_texts(cid))
         for t in texts:
             m = _REASON_TEXT.search(t)
             if m:
                 out.append(f"the prompt asks it to reason (\"{m.group(0)}\")")
                 break
         return tuple(out)
+
+    def builder_texts(self, cid: int) -> list[str]:
+        """The string constants of a project function that builds a prompt
+        (``ask(build_prompt(topic))``): what it assigns and returns, one level deep."""
+        if cid >= len(self.fn.calls):
+            return []
+        kind, name = self.resolve(self.fn.calls[cid].func)
+        if kind not in ("fn", "ext"):
+            return []
+        found = self.an.tables.function(name, self.path)
+        if found is None:
+            return []
+        out: list[str] = []
+        stack: list[Step] = list(found[1].body)
+        while stack and len(out) < 32:
+            st = stack.pop()
+            if isinstance(st, (Assign, Return)):
+                out.extend(st.value.strings)
+            elif isinstance(st, If):
+                stack.extend(st.body)
+                stack.extend(st.orelse)
+        return out
 
     def role_of(self, c: CallIR, callee: str | None, model: Val | None, system: Val | None,
                 prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
