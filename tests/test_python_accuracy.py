@@ -74,3 +74,18 @@ def main(task):
     [f] = lint(tmp_path, {"loop.py": tagged + loop}, {"EL201"}).findings
     assert (f.line, f.severity.value) == (19, "error")
     assert "<think>" in f.message
+
+
+def test_float_of_a_bool_made_from_judge_output_is_no_parse(tmp_path: Path) -> None:
+    code = GEN_HELPER + """
+
+def judge_it(answer):
+    return ask([{"role": "user", "content": f"You are a judge. Say 1 or 0: {answer}"}],
+               model="claude-haiku-4-5")
+
+
+def row_score(answer):
+    ok = judge_it(answer) == "1"
+    return {"acc": float(ok), "raw": float(judge_it(answer))}
+"""
+    assert found(lint(tmp_path, {"m.py": code}, {"EL504"})) == [("EL504", "m.py", 18)]

@@ -738,6 +738,9 @@ class Interp:
                 break
         if out and not self.touched:
             self.touched = any(lb.kind not in _PLAIN for lb in out)
+        if val.boolean:  # a comparison's result is a bool: nothing of it is parsed later
+            return frozenset(L(lb.kind, lb.origin, lb.idx, True, lb.name)
+                             if lb.kind == "judge" and not lb.flag else lb for lb in out)
         return frozenset(out)
 
     def read(self, path: str) -> frozenset[L]:
