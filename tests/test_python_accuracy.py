@@ -89,3 +89,40 @@ def row_score(answer):
     return {"acc": float(ok), "raw": float(judge_it(answer))}
 """
     assert found(lint(tmp_path, {"m.py": code}, {"EL504"})) == [("EL504", "m.py", 18)]
+
+
+def test_a_call_rewriting_the_judge_prompt_is_no_generator(tmp_path: Path) -> None:
+    code = """\
+from openai import OpenAI
+
+oai = OpenAI()
+JUDGE_PROMPT = "You are a judge. Rate the reply from 1 to 10: {reply}"
+
+
+def generate_better_prompt(extra):
+    instructions = "Improve the given judge prompt so that it agrees with human labels."
+    r = oai.chat.completions.create(model="gpt-4o", messages=[
+        {"role": "user", "content": instructions},
+        {"role": "user", "content": JUDGE_PROMPT + extra}])
+    return r.choices[0].message.content
+
+
+def generate_reply(task):
+    r = oai.chat.completions.create(model="gpt-4o", messages=[
+        {"role": "user", "content": task + JUDGE_PROMPT}])
+    return r.choices[0].message.content
+"""
+    # the rewrite (line 9) is not reported; the generator that reads the rubric (line 16) is
+    assert found(lint(tmp_path, {"m.py": code}, {"EL203"})) == [("EL203", "m.py", 16)]
+
+
+def test_names_that_make_evaluations() -> None:
+    from evallint.pyflow.relevance import function_role, makes_eval_artifacts
+    from evallint.roles import Role
+
+    assert makes_eval_artifacts("generate_evaluations")
+    assert makes_eval_artifacts("EVALS_GENERATION_PROMPT_SIMPLE")
+    assert not makes_eval_artifacts("build_eval_prompt")  # builds a judge's prompt
+    assert not makes_eval_artifacts("generation_eval")  # evaluates a generation
+    assert function_role("generate_test_cases") is Role.UNKNOWN
+    assert function_role("generate_answer") is Role.GENERATOR

@@ -45,7 +45,7 @@ from evallint.pyflow.providers import (
     STRUCTURED,
     chat_ctor,
 )
-from evallint.pyflow.relevance import function_role
+from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
 from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
@@ -81,6 +81,17 @@ _REASON_TEXT = re.compile(
     r"chain[- ]of[- ]thought|think (?:it )?through|"
     r"reason (?:it )?through|show your (?:work|reasoning)|explain your reasoning|"
     r"think carefully|reason carefully|before answering, think",
+    re.IGNORECASE,
+)
+# A call that rewrites the judge's prompt or writes evaluations: its prompt holds the rubric
+# as the material it works on; it is neither the loop's generator nor its evaluator.
+_META_TEXT = re.compile(
+    r"\b(?:optimi[sz]e|rewrite|re-write|improve|condense|refine|shorten|revise|edit)\s+"
+    r"(?:(?:a|an|the|this|that|given|following|existing|current|original|above|our|my)\s+)"
+    r"{0,3}(?:llm-as-a-judge|judge|evaluation|evaluator|eval|grading|grader|scoring|rubric)\s+"
+    r"prompts?\b|\b(?:write|generate|create|propose|draft|suggest)\s+(?:(?:a|an|the|some|"
+    r"new|more|good|specific|\d+)\s+)*(?:assertions|evals|test cases|rubrics?|(?:evaluation|"
+    r"grading|scoring) criteria|(?:evaluation|judge|grading) prompts?)\b",
     re.IGNORECASE,
 )
 _REASONING_MODEL = re.compile(r"(?:^|/)(?:o1|o3|o4)(?:-|$)|deepseek-r1|reasoner|-thinking|qwq",
@@ -535,7 +546,11 @@ class Interp:
         # met a value other than a parameter, an LLM call, a sink or a file opened: the
         # reporting pass must run this function (see ``Analysis.run``)
         self.touched = False
+        # string constants assigned to local names (a prompt built in the function)
+        self.texts: dict[str, tuple[str, ...]] = {}
+        self.meta = False  # an LLM call here rewrites a judge prompt or writes evaluations
         own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
+        self.own_configured = own is not None
         self.own_evidence: tuple[str, ...]
         if own is not None:
             self.own_role, self.own_evidence = own[0], (own[1],)
@@ -554,6 +569,8 @@ class Interp:
         self.block(self.fn.body)
         s = self.summary
         s.role, s.role_evidence = self.own_role, self.own_evidence
+        if self.meta and not self.own_configured:  # its name says generator, its prompt not
+            s.role, s.role_evidence = Role.UNKNOWN, ()
         s.returns = frozenset(self.returns)
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
@@ -587,6 +604,9 @@ class Interp:
                 self.note_handles(step)
             ref = self.local_ref(step.value.ref)
             for t in step.targets:
+                if step.value.strings or t in self.texts:
+                    old = self.texts.get(t, ()) if step.aug or step.weak else ()
+                    self.texts[t] = (*old, *step.value.strings)[:8]
                 if step.aug or step.weak:
                     self.labels[t] = self.labels.get(t, frozenset()) | value
                     self.refs.pop(t, None)
@@ -811,7 +831,10 @@ class Interp:
     @staticmethod
     @lru_cache(maxsize=65536)
     def is_rubric_name(path: str) -> bool:
-        tokens = set(name_tokens(path.split(".")[-1] if "." in path else path))
+        last = path.split(".")[-1] if "." in path else path
+        if makes_eval_artifacts(last):
+            return False  # the prompt of a tool that writes evaluations
+        tokens = set(name_tokens(last))
         if "rubric" in tokens or ("criteria" in tokens and tokens & EVALUATOR_WORDS):
             return True
         return bool(tokens & EVALUATOR_WORDS) and bool(tokens & PROMPTISH) and not (
@@ -1168,23 +1191,32 @@ class Interp:
                 out.append(f"reasoning is enabled (`{k}=`)")
         if model and _REASONING_MODEL.search(model):
             out.append(f"`{model}` is a reasoning model")
+        for t in self.prompt_texts(system, prompts):
+            m = _REASON_TEXT.search(t)
+            if m:
+                out.append(f"the prompt asks it to reason (\"{m.group(0)}\")")
+                break
+        return tuple(out)
+
+    def prompt_texts(self, system: Val | None, prompts: list[Val]) -> list[str]:
+        """The text of a call's prompt: its string constants, those of the module constants
+        and local names it reads, and those of a project function that builds it."""
         texts: list[str] = []
         for v in (system, *prompts):
             if v is None:
                 continue
             texts.extend(v.strings)
             for n in v.names:
-                cv = self.mod.facts.constants.get(n.split(".")[0])
+                root = n.split(".")[0]
+                if root in self.texts:
+                    texts.extend(self.texts[root])
+                    continue
+                cv = self.mod.facts.constants.get(root)
                 if cv is not None:
                     texts.extend(cv.strings)
             for cid in v.calls:
                 texts.extend(self.builder_texts(cid))
-        for t in texts:
-            m = _REASON_TEXT.search(t)
-            if m:
-                out.append(f"the prompt asks it to reason (\"{m.group(0)}\")")
-                break
-        return tuple(out)
+        return texts
 
     def builder_texts(self, cid: int) -> list[str]:
         """The string constants of a project function that builds a prompt
@@ -1214,6 +1246,9 @@ class Interp:
         conf = self.an.configured_role(callee or "", self.fn.name)
         if conf is not None:
             return conf[0], (conf[1],)
+        if any(_META_TEXT.search(t) for t in self.prompt_texts(system, prompts)):
+            self.meta = True
+            return Role.UNKNOWN, ()
         if model is not None:
             for n in model.names:
                 r = role_from_name(n.split(".")[-1])
