@@ -94,6 +94,27 @@ _META_TEXT = re.compile(
     r"grading|scoring) criteria|(?:evaluation|judge|grading) prompts?)\b",
     re.IGNORECASE,
 )
+# What an evaluator-looking call judges when it is not the generator's output: the user's
+# input (a guardrail), a retrieved document, a human's answer (a tutor grading a student), or
+# where a request goes (a router).
+_INPUT_SUBJECT = re.compile(
+    r"\b(?:user|customer|human)(?:'s)? (?:message|input|query|request|prompt)s?\b|"
+    r"\bprompt[- ]injection|\bjailbreak|\bretrieved (?:document|doc|context|passage|chunk)s?\b|"
+    r"\broute (?:the|this|each|a) (?:request|query|question|message)\b|\bwhich (?:agent|tool|"
+    r"expert|department|team|worker|node|route) (?:should|to)\b|\bclassify the (?:user's )?"
+    r"(?:intent|request|query)\b",
+    re.IGNORECASE,
+)
+_HUMAN_ANSWER = re.compile(
+    r"\b(?:student|learner|user|human|pupil|trainee|participant|applicant)(?:'s|s')? "
+    r"(?:answer|response|reply|solution|essay|submission)s?\b", re.IGNORECASE)
+# The generator's output named as what is judged ("the response", "the assistant's reply")
+_OUTPUT_SUBJECT = re.compile(
+    r"\b(?:the|this|its|their|an?|generated|final|candidate)\s+(?:\w+\s+)?(?:response|reply|"
+    r"answer|output|completion|summary|submission|draft)s?\b", re.IGNORECASE)
+_MODEL_OUTPUT = re.compile(
+    r"\b(?:assistant|model|ai|chatbot|bot|llm|agent)(?:'s)?\s+(?:response|reply|answer|"
+    r"output)s?\b|\bgenerated\s+(?:response|answer|output|text)\b", re.IGNORECASE)
 _REASONING_MODEL = re.compile(r"(?:^|/)(?:o1|o3|o4)(?:-|$)|deepseek-r1|reasoner|-thinking|qwq",
                               re.IGNORECASE)
 _THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
@@ -112,6 +133,21 @@ SCORE_ASKED = L("scoreq")
 DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
                    "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
                    "*final_text*", "answer_only", "*drop_thinking*")
+
+
+def judges_input(texts: list[str]) -> bool:
+    """Does an evaluator-looking prompt judge something other than the generator's output:
+    the user's input, a retrieved document, a human's answer, a route? Only when it names no
+    generator output as its subject (a judge of "the response" judges the generator)."""
+    text = "\n".join(texts)
+    human = _HUMAN_ANSWER.search(text) is not None
+    if not (human or _INPUT_SUBJECT.search(text)):
+        return False
+    if _MODEL_OUTPUT.search(text):
+        return False
+    # "the answer" next to a student's answer is that answer
+    rest = _HUMAN_ANSWER.sub(" ", text)
+    return human or not _OUTPUT_SUBJECT.search(rest)
 
 
 def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
@@ -546,9 +582,11 @@ class Interp:
         # met a value other than a parameter, an LLM call, a sink or a file opened: the
         # reporting pass must run this function (see ``Analysis.run``)
         self.touched = False
-        # string constants assigned to local names (a prompt built in the function)
-        self.texts: dict[str, tuple[str, ...]] = {}
-        self.meta = False  # an LLM call here rewrites a judge prompt or writes evaluations
+        # what local names were last assigned (a prompt built in the function)
+        self.local_vals: dict[str, tuple[Val, ...]] = {}
+        # an LLM call here rewrites a judge prompt, writes evaluations, or judges the input:
+        # the function's name does not make it the loop's generator or evaluator
+        self.meta = False
         own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
         self.own_configured = own is not None
         self.own_evidence: tuple[str, ...]
@@ -604,9 +642,8 @@ class Interp:
                 self.note_handles(step)
             ref = self.local_ref(step.value.ref)
             for t in step.targets:
-                if step.value.strings or t in self.texts:
-                    old = self.texts.get(t, ()) if step.aug or step.weak else ()
-                    self.texts[t] = (*old, *step.value.strings)[:8]
+                old = self.local_vals.get(t, ()) if step.aug or step.weak else ()
+                self.local_vals[t] = (*old, step.value)[-8:]
                 if step.aug or step.weak:
                     self.labels[t] = self.labels.get(t, frozenset()) | value
                     self.refs.pop(t, None)
@@ -1199,23 +1236,51 @@ class Interp:
         return tuple(out)
 
     def prompt_texts(self, system: Val | None, prompts: list[Val]) -> list[str]:
-        """The text of a call's prompt: its string constants, those of the module constants
-        and local names it reads, and those of a project function that builds it."""
+        """The text of a call's prompt: its string constants, and those of what it is made
+        of, a few steps back: local names, module constants (``SystemMessage(content=...)``
+        at module level too), the arguments of the calls that build it (``TEMPLATE.format``,
+        ``HumanMessage(...)``) and the strings of a project function that builds it."""
         texts: list[str] = []
-        for v in (system, *prompts):
-            if v is None:
-                continue
+        work: list[tuple[Val, FunctionIR | None, int]] = [
+            (v, self.fn, 0) for v in (system, *prompts) if v is not None]
+        seen: set[tuple[str, int]] = set()
+        while work and len(texts) < 64:
+            v, fn, depth = work.pop()
             texts.extend(v.strings)
+            if depth >= 4:
+                continue
             for n in v.names:
                 root = n.split(".")[0]
-                if root in self.texts:
-                    texts.extend(self.texts[root])
+                if fn is self.fn and root in self.local_vals:
+                    if ("local", id(self.local_vals[root])) not in seen:
+                        seen.add(("local", id(self.local_vals[root])))
+                        work.extend((x, fn, depth + 1) for x in self.local_vals[root])
                     continue
                 cv = self.mod.facts.constants.get(root)
-                if cv is not None:
-                    texts.extend(cv.strings)
+                if cv is not None and ("const", id(cv)) not in seen:
+                    seen.add(("const", id(cv)))
+                    if cv.text is not None:
+                        texts.append(cv.text)
+                    else:
+                        owner = self.mod.facts.functions.get(self.mod.facts.owners.get(root, ""))
+                        work.append((cv, owner, depth + 1))
+            if fn is None:
+                continue
             for cid in v.calls:
-                texts.extend(self.builder_texts(cid))
+                if cid >= len(fn.calls) or ("call", id(fn.calls[cid])) in seen:
+                    continue
+                c = fn.calls[cid]
+                seen.add(("call", id(c)))
+                if fn is self.fn:
+                    built = self.builder_texts(cid)
+                    if built:
+                        texts.extend(built)
+                        continue
+                work.extend((a, fn, depth + 1) for a in c.args)
+                work.extend((a, fn, depth + 1) for _, a in c.kwargs)
+                base = c.func.rsplit(".", 1)[0] if "." in c.func else ""
+                if base and not base.startswith("<expr>"):
+                    work.append((Val(names=(base,)), fn, depth + 1))
         return texts
 
     def builder_texts(self, cid: int) -> list[str]:
@@ -1246,9 +1311,20 @@ class Interp:
         conf = self.an.configured_role(callee or "", self.fn.name)
         if conf is not None:
             return conf[0], (conf[1],)
-        if any(_META_TEXT.search(t) for t in self.prompt_texts(system, prompts)):
+        texts = self.prompt_texts(system, prompts)
+        if any(_META_TEXT.search(t) for t in texts):
             self.meta = True
             return Role.UNKNOWN, ()
+        role, evidence = self.role_evidence(model, system, prompts)
+        if role is Role.EVALUATOR and judges_input(texts):
+            self.meta = True
+            return Role.UNKNOWN, ()
+        return role, evidence
+
+    def role_evidence(self, model: Val | None, system: Val | None,
+                      prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
+        """The role from names and texts: the model's name, the system prompt, the
+        function's own name, then the prompt."""
         if model is not None:
             for n in model.names:
                 r = role_from_name(n.split(".")[-1])

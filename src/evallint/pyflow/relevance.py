@@ -23,6 +23,11 @@ _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl",
                            "message", "system", "instructions", "instruction"})
 
 
+# A name whose head noun is a plan or a route: the evaluator word before it is its modifier.
+_PLAN_HEADS = frozenset({"plan", "plans", "planner", "planning", "schedule", "agenda",
+                         "outline", "router", "routing", "route"})
+
+
 def makes_eval_artifacts(name: str) -> bool:
     """``generate_evaluations``, ``write_test_cases``, ``EVALS_GENERATION_PROMPT``: the name
     says it makes evaluations: a production verb whose object is an artifact (and not the
@@ -44,8 +49,12 @@ def makes_eval_artifacts(name: str) -> bool:
 def function_role(name: str) -> Role:
     """A function's role from its name; when the name has words of both roles
     (``judge_draft``, ``score_answer``) its first word, the verb, decides. A function that
-    makes evaluations (``generate_evals``) has no role of the loop."""
+    makes evaluations (``generate_evals``) or plans one (``create_review_plan``) has no role
+    of the loop."""
     if makes_eval_artifacts(name):
+        return Role.UNKNOWN
+    tokens = name_tokens(name)
+    if tokens and tokens[-1] in _PLAN_HEADS:  # create_review_plan plans a review
         return Role.UNKNOWN
     role = role_from_name(name)
     if role is Role.UNKNOWN:
