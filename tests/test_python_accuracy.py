@@ -155,7 +155,8 @@ def input_judge(text):
 
 def output_judge(question, reply):
     return oai.chat.completions.create(model="gpt-4o", messages=[{"role": "user",
-        "content": f"You are a judge. For the user's question {question}, rate the reply: {reply}"}])
+        "content": f"You are a judge. For the user's question {question}, rate the reply: "
+                   f"{reply}"}])
 
 
 def generate_reply(question):
