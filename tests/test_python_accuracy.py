@@ -173,3 +173,18 @@ def test_a_planner_named_for_a_review_is_no_evaluator() -> None:
 
     assert function_role("create_review_plan") is Role.UNKNOWN
     assert function_role("review_draft") is Role.EVALUATOR
+
+
+def test_a_notebook_call_never_uses_a_model_bound_in_a_later_cell(tmp_path: Path) -> None:
+    first = ("from langchain_openai import ChatOpenAI\n"
+             "writer = ChatOpenAI(model='gpt-4o')\n"
+             "poem = writer.invoke('Write a poem about rain').content\n")
+    early = "verdict = critic.invoke(f'You are a judge. Rate the poem from 1 to 5: {poem}')\n"
+    later = "critic = writer\n"
+    again = "verdict = critic.invoke(f'You are a judge. Rate the poem from 1 to 5: {poem}')\n"
+    nb = notebook(first, early, later)
+    assert found(lint(tmp_path, {"nb.ipynb": nb}, {"EL301"})) == []
+    # once the cell that binds it has run, the call uses it
+    nb = notebook(first, early, later, again)
+    [f] = lint(tmp_path, {"nb.ipynb": nb}, {"EL301"}).findings
+    assert (f.cell, f.line) == (4, 1)

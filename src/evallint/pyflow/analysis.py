@@ -811,7 +811,9 @@ class Interp:
                 rest = parts[cut:]
                 break
         out: set[L] = set()
-        if labels is None:
+        if labels is None and self.fn.name == "<module>" and parts[0] in self.fn.locals:
+            pass  # module code reads a name before its binding (a later cell): nothing yet
+        elif labels is None:
             out |= self.global_labels(path)
             ctx = self.genctx_globals.get(parts[0])
             if ctx is not None:
