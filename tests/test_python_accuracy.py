@@ -188,3 +188,40 @@ def test_a_notebook_call_never_uses_a_model_bound_in_a_later_cell(tmp_path: Path
     nb = notebook(first, early, later, again)
     [f] = lint(tmp_path, {"nb.ipynb": nb}, {"EL301"}).findings
     assert (f.cell, f.line) == (4, 1)
+
+
+def test_a_notebook_of_another_language_is_a_note_not_parsed(tmp_path: Path) -> None:
+    from tests.conftest import lint_tree, write_files
+
+    ts = notebook('import OpenAI from "openai";\nconst client = new OpenAI();\n',
+                  language="typescript")
+    write_files(tmp_path, {"quick.ipynb": ts})
+    [f] = lint_tree(tmp_path, {"EL901"}).findings
+    assert (f.line, f.severity.value) == (1, "note")
+    assert "typescript notebook" in f.message
+
+
+def test_a_scaffold_template_named_py_is_a_note_and_real_breakage_an_error(
+        tmp_path: Path) -> None:
+    from tests.conftest import lint_tree, write_files
+
+    scaffold = ("import anthropic\n\n{% if judge %}\nJUDGE_MODEL = \"{{ judge_model }}\"\n"
+                "{% endif %}\nclass {{ name }}Agent:\n    pass\n")
+    write_files(tmp_path, {"tpl/agent.py": scaffold})
+    [f] = lint_tree(tmp_path, {"EL901"}).findings
+    assert (f.path, f.severity.value) == ("tpl/agent.py", "note")
+    assert "scaffold template" in f.message
+    (tmp_path / "tpl/agent.py").write_text("import anthropic\ndef judge(:\n    pass\n")
+    [f] = lint_tree(tmp_path, {"EL901"}).findings
+    assert (f.line, f.severity.value) == (2, "error")
+
+
+def test_a_block_without_a_body_blames_its_own_cell(tmp_path: Path) -> None:
+    from tests.conftest import lint_tree, write_files
+
+    cells = ("def lookup(name):\n    # fill in later\n",
+             "import anthropic\nclient = anthropic.Anthropic()\n",
+             "{\n  \"price\u201d: 3\n}\n")
+    write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
+    found_ = [(f.cell, f.severity.value) for f in lint_tree(tmp_path, {"EL901"}).findings]
+    assert found_ == [(1, "note"), (3, "note")]
