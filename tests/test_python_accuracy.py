@@ -225,3 +225,16 @@ def test_a_block_without_a_body_blames_its_own_cell(tmp_path: Path) -> None:
     write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
     found_ = [(f.cell, f.severity.value) for f in lint_tree(tmp_path, {"EL901"}).findings]
     assert found_ == [(1, "note"), (3, "note")]
+
+
+def test_mistral_calls_count_only_in_a_module_importing_mistralai() -> None:
+    from evallint.pyflow.providers import framework_evaluator, mistral_call
+
+    imports = {"Mistral": "mistralai.Mistral"}
+    assert mistral_call("client.chat.complete", True, imports)
+    assert mistral_call("mc.chat", True, imports)
+    assert not mistral_call("mc.chat", False, imports)  # no model=: a chat room, say
+    assert not mistral_call("bot.chat", True, {"Bot": "slack.Bot"})
+    assert framework_evaluator("uptrain.EvalLLM") == "uptrain"
+    assert framework_evaluator("uptrain.framework.evalllm.EvalLLM") == "uptrain"
+    assert framework_evaluator("mylib.EvalLLM") is None

@@ -38,12 +38,16 @@ from evallint.pyflow.providers import (
     ANTHROPIC_METHODS,
     CHAT_BIND,
     CHAT_INVOKE,
+    FRAMEWORK_EVAL_METHODS,
+    FRAMEWORK_SETTINGS,
     LITELLM_FUNCS,
     LLM_SDKS,
     NON_CONTENT,
     OPENAI_METHODS,
     STRUCTURED,
     chat_ctor,
+    framework_evaluator,
+    mistral_call,
 )
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
@@ -201,6 +205,8 @@ class Analysis:
         self.scored: set[tuple[str, str, int]] = set()
         # chat model objects (constructor or binding call key) -> (model, where it came from)
         self.chats: dict[tuple[str, str, int], tuple[str | None, str]] = {}
+        # chat objects that are an evaluation framework's evaluator (uptrain ``EvalLLM``)
+        self.framework: dict[tuple[str, str, int], str] = {}
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         self.result = Result()
 
@@ -945,6 +951,8 @@ class Interp:
         anth = any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS)
         oai = any(dotted.endswith("." + m) for m in OPENAI_METHODS)
         if not (anth or oai):
+            if mistral_call(c.func, c.kw("model") is not None, self.mod.facts.imports):
+                return "mistral"
             return None
         if self.imports_sdk() or c.kw("model") is not None:
             if c.func.endswith("completions.create") and not c.func.endswith(
@@ -961,6 +969,8 @@ class Interp:
             return self.sdk_call(c, sdk, args, kws)
         if kind == "ext" and chat_ctor(name):
             return self.chat_object(c, self.mod, self.fn, self.model_of_val)
+        if kind == "ext" and framework_evaluator(name):
+            return self.framework_object(c, str(framework_evaluator(name)))
         if self.an.is_extractor(c.func):
             return sanitize(frozenset().union(recv, *args, *kws.values()))
         if kind in ("fn", "ext"):
@@ -1018,6 +1028,9 @@ class Interp:
             return self.chat_call(c, chats, args, kws)
         if chats and short in CHAT_BIND:
             return self.chat_bound(c, chats, self.mod, self.fn)
+        if chats and short in FRAMEWORK_EVAL_METHODS and any(
+                lb.origin is not None and lb.origin.key in self.an.framework for lb in chats):
+            return self.chat_call(c, chats, args, kws, judge=True)
         if short in ("append", "extend", "insert", "add", "update", "appendleft", "put"):
             if base and not base.startswith("<expr>"):
                 self.labels[base] = self.labels.get(base, frozenset()) | allargs
@@ -1117,6 +1130,29 @@ class Interp:
         what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
         return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
 
+    def framework_object(self, c: CallIR, framework: str) -> frozenset[L]:
+        """An evaluation framework's evaluator (uptrain ``EvalLLM(Settings(model=...))``): a
+        chat object whose ``evaluate()`` is an evaluator call on the settings' model."""
+        self.touched = True
+        key = (self.path, self.fn.name, c.id)
+        if key not in self.an.chats:
+            model: tuple[str | None, str] = (None, "")
+            for v in (c.kw("settings"), *c.args[:1]):
+                for sc in self.calls_in(v):
+                    if sc.func.rsplit(".", 1)[-1] in FRAMEWORK_SETTINGS and sc.kw("model"):
+                        model = self.model_of_val(sc.kw("model"))
+            self.an.chats[key] = model
+            self.an.framework[key] = framework
+        what = f"the {framework} `{c.func.rsplit('.', 1)[-1]}` evaluator"
+        return frozenset({L("chat", Origin(self.path, c.pos, what, key))})
+
+    def calls_in(self, v: Val | None) -> list[CallIR]:
+        """The calls a value is made of, directly or through the local names it reads."""
+        if v is None:
+            return []
+        vals = [v, *(x for n in v.names for x in self.local_vals.get(n.split(".")[0], ()))]
+        return [self.fn.calls[cid] for x in vals for cid in x.calls if cid < len(self.fn.calls)]
+
     def chat_bound(self, c: CallIR, chats: list[L], mod: Module, fn: FunctionIR
                    ) -> frozenset[L]:
         """``llm.with_structured_output(Verdict)``, ``llm.bind_tools(...)``: the same model."""
@@ -1133,8 +1169,9 @@ class Interp:
         return frozenset(out)
 
     def chat_call(self, c: CallIR, chats: list[L], args: list[frozenset[L]],
-                  kws: dict[str, frozenset[L]]) -> frozenset[L]:
-        """``llm.invoke(messages)`` (also through a bound or structured-output model)."""
+                  kws: dict[str, frozenset[L]], judge: bool = False) -> frozenset[L]:
+        """``llm.invoke(messages)`` (also through a bound or structured-output model);
+        ``judge``: a framework evaluator's ``evaluate()``."""
         chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
         assert chat.origin is not None
         model, model_where = self.an.chats.get(chat.origin.key, (None, ""))
@@ -1144,7 +1181,12 @@ class Interp:
         base = c.func.rsplit(".", 1)[0]
         obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
         prompt_vals = [*c.args, *(v for k, v in c.kwargs if k == "input")]
-        role, evidence = self.role_of(c, None, obj, None, prompt_vals)
+        role: Role
+        evidence: tuple[str, ...]
+        if judge:
+            role, evidence = Role.EVALUATOR, (f"{chat.origin.what}: `{c.func}()`",)
+        else:
+            role, evidence = self.role_of(c, None, obj, None, prompt_vals)
         inputs = {f"#{i}": a for i, a in enumerate(args)}
         inputs.update({k: v for k, v in kws.items() if k not in NON_CONTENT and k != "config"})
         for labels in inputs.values():
