@@ -44,7 +44,7 @@ from .llm import llm_call
 
 
 def solve(task):
-    return llm_call(task, model="claude-opus-4-1")
+    return llm_call(f"Think step by step: {task}", model="claude-opus-4-1")
 
 
 def grade(task, answer):
@@ -60,7 +60,7 @@ def step(task):
     assert found(result) == [("EL201", "pkg/loop.py", 15)]
     [f] = result.findings
     assert "generated at loop.py:14" in f.message and "at loop.py:15" in f.message
-    assert f.severity.value == "warning"
+    assert f.severity.value == "error"
     assert [(r.path, r.line) for r in f.related][:2] == [("pkg/loop.py", 14), ("pkg/loop.py", 5)]
 
 
@@ -81,7 +81,7 @@ from wrap import ask_twice
 
 
 def write_draft(task):
-    return ask_twice(task)
+    return ask_twice(f"Think it through: {task}")
 
 
 def judge_draft(draft):
@@ -148,7 +148,7 @@ import litellm
 
 
 def first(task):
-    return litellm.completion(model="gpt-4o", messages=[{"role": "user", "content": task}])
+    return litellm.completion(model="o3-mini", messages=[{"role": "user", "content": task}])
 
 
 def second(text):
@@ -261,10 +261,10 @@ def test_a_file_without_llm_words_that_imports_a_helper_module_is_analysed(
     helpers = """\
 import anthropic
 client = anthropic.Anthropic()
-
+THINK = {"type": "enabled", "budget_tokens": 1024}
 
 def write(task):
-    r = client.messages.create(model="claude-sonnet-4-5", max_tokens=9,
+    r = client.messages.create(model="claude-sonnet-4-5", max_tokens=9, thinking=THINK,
                                messages=[{"role": "user", "content": task}])
     return r.content[0].text
 

@@ -154,14 +154,14 @@ def test_a_broken_cell_is_skipped_and_the_rest_analysed(tmp_path: Path) -> None:
     cells = [NB_LOOP[0], ("code", "for x in y:\nprint(x)"), *NB_LOOP[1:]]
     write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
     found = [(f.code, f.cell, f.severity) for f in lint_tree(tmp_path, PY_CODES).findings]
-    assert found == [("EL901", 2, Severity.NOTE), ("EL201", 3, Severity.WARNING)]
+    assert found == [("EL901", 2, Severity.NOTE), ("EL201", 3, Severity.ERROR)]
 
 
 def test_a_cell_libcst_rejects_is_skipped_too(tmp_path: Path) -> None:
     cells = [NB_LOOP[0], ("code", "\U00013460 = 1"), *NB_LOOP[1:]]
     write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
     found = [(f.code, f.cell, f.severity) for f in lint_tree(tmp_path, PY_CODES).findings]
-    assert found == [("EL901", 2, Severity.NOTE), ("EL201", 3, Severity.WARNING)]
+    assert found == [("EL901", 2, Severity.NOTE), ("EL201", 3, Severity.ERROR)]
 
 
 @pytest.mark.parametrize("line", [
@@ -187,7 +187,7 @@ NB_LOOP = (
     ("code", "%load_ext autoreload\nimport anthropic\nfiles = !ls\nclient = anthropic.Anthropic()"),
     ("markdown", "## generate and judge"),
     ("code", "r = client.messages.create(model='claude-sonnet-4-5', max_tokens=9,\n"
-             "    messages=[{'role': 'user', 'content': 'q'}])\n"
+             "    messages=[{'role': 'user', 'content': 'Think step by step: q'}])\n"
              "v = client.messages.create(model='claude-haiku-4-5', max_tokens=9,\n"
              "    system='You are a judge.',\n"
              "    messages=[{'role': 'user', 'content': r.content[0].text}])"),
@@ -278,7 +278,8 @@ def test_a_notebook_call_uses_the_definition_made_before_it(tmp_path: Path) -> N
     # after the redefinition reaches an evaluator
     gen = ("code", "import anthropic\nclient = anthropic.Anthropic()\n"
                    "out = client.messages.create(model='claude-sonnet-4-5', max_tokens=9,\n"
-                   "    messages=[{'role': 'user', 'content': 'q'}]).content[0].text\n")
+                   "    messages=[{'role': 'user', 'content': 'Think step by step: q'}])"
+                   ".content[0].text\n")
     exact = ("code", "def grade(output, gold):\n    return output == gold\n\nok = grade(out, 'a')")
     judge = ("code", "def grade(output, gold):\n"
                      "    return client.messages.create(model='claude-haiku-4-5', max_tokens=9,\n"

@@ -1,4 +1,5 @@
-"""EL901 notes for notebook cells left out of the analysis because they do not parse.
+"""EL901 notes for notebook cells left out of the analysis because they do not parse, and for
+files that are not Python by design (a notebook of another language, a scaffold template).
 
 A notebook is not a module: IPython runs its cells one by one, so one broken cell (a draft, a
 paste from a shell) does not make the others unreadable. The front-end skips such a cell and
@@ -10,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.facts import Pos
 from evallint.findings import Finding, Severity
 from evallint.kinds import FileKind
 from evallint.pyflow.ir import PythonFacts
 from evallint.registry import Context, file_check
 
 
-@file_check("EL901", kinds=(FileKind.NOTEBOOK,))
+@file_check("EL901", kinds=(FileKind.NOTEBOOK, FileKind.PYTHON))
 def skipped_cells(facts: PythonFacts, ctx: Context) -> Iterator[Finding]:
     # a severity set in the configuration wins; otherwise a skipped cell is a note
     severity = None if "EL901" in ctx.config.severity else Severity.NOTE
+    if getattr(facts, "not_python", ""):
+        yield ctx.finding("EL901", facts.path, Pos(1, 1), facts.not_python, severity=severity)
     for pos, msg in getattr(facts, "skipped_cells", ()):
         yield ctx.finding(
             "EL901", facts.path, pos,

@@ -39,7 +39,6 @@ def _legit(flow: Flow, project: Project, ctx: Context, *names: str) -> str | Non
 @project_check("EL201", "EL202", "EL203")
 def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
     result = result_for(project, ctx)
-    overridden = set(ctx.config.severity)
     for flow in result.flows:
         if not ctx.is_enabled(flow.code):
             continue
@@ -49,12 +48,12 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
         via = f" as `{flow.detail}`" if flow.detail else ""
         severity: Severity | None = None
         if flow.code == "EL201":
+            if not flow.reasoning:
+                # no sign that the output holds reasoning (no thinking, no reasoning model or
+                # instruction, no reasoning tags): the raw text is the answer itself
+                continue
             msg = (f"generator output (generated at {src}) reaches {flow.sink} at {sink}{via} "
-                   "without a final-answer extraction")
-            if flow.reasoning:
-                msg += f"; {flow.reasoning[0]}"
-            elif "EL201" not in overridden:
-                severity = Severity.WARNING
+                   f"without a final-answer extraction; {flow.reasoning[0]}")
             related = _related(flow, "the generator call that produced it")
             legit = _legit(flow, project, ctx, "thinking", "reasoning", flow.name)
         elif flow.code == "EL202":

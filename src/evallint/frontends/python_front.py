@@ -18,13 +18,29 @@ from evallint.frontend import ParseError, frontend
 from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.notebook import JoinedNotebook, join_cells
+from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
 from evallint.pyflow.providers import PREFILTER_WORDS, has_sdk_call
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w., \t]+))",
                       re.M)
+
+
+# Jinja tags in a file named .py: a template a generator renders into Python (cookiecutter,
+# copier, a framework's scaffold); the tags are what keeps it from parsing.
+_SCAFFOLD = re.compile(r"\{\{[^\n{}]{0,200}\}\}|\{%-?\s*\w[^\n]{0,200}?-?%\}")
+
+
+_BLOCK_LINE = re.compile(r"^[ \t]*\{%-?[ \t]*\w", re.M)
+
+
+def _scaffold(code: str, line: int) -> bool:
+    """Is this unparsable file a template? A Jinja tag on the line Python rejects, or a line
+    that starts with a block tag (``{% if %}`` is never Python)."""
+    lines = code.splitlines()
+    here = lines[line - 1] if 0 < line <= len(lines) else ""
+    return bool(_SCAFFOLD.search(here)) or bool(_BLOCK_LINE.search(code))
 
 
 def module_name(rel: str) -> str:
@@ -87,6 +103,10 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     if is_nb:
         joined = join_cells(source.text)
         facts.suppressions = joined.suppressions
+        if not is_python(joined.language):
+            facts.not_python = (f"a {joined.language} notebook (its kernel's language), not "
+                                "Python: not analysed")
+            return facts
         code = joined.code
         pos_map = joined.pos
     package = facts.module if source.rel.endswith("__init__.py") else (
@@ -98,7 +118,14 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
                 facts.digest = _digest(code)
         return facts
     skipped: list[tuple[Pos, str]] = []
-    tree = _ast_tree(code, joined, skipped)
+    try:
+        tree = _ast_tree(code, joined, skipped)
+    except ParseError as err:
+        if joined is None and _scaffold(code, err.line):
+            facts.not_python = ("a scaffold template (it holds Jinja `{{ }}` / `{% %}` tags and "
+                                "is not Python until rendered): not analysed")
+            return facts
+        raise
     if joined is not None:
         code = joined.code
     facts.digest = _digest(code)
@@ -135,9 +162,16 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
             if joined is None:
                 raise ParseError(f"Python syntax error: {err.msg}", line, col + 1) from None
             where = joined.pos(line, col)
-            if where.cell is None or any(p.cell == where.cell for p, _ in skipped):
-                raise ParseError(f"Python syntax error: {err.msg}", where.line, where.column,
-                                 where.cell) from None
+            if (where.cell is None or any(p.cell == where.cell for p, _ in skipped)
+                    or _parses(joined.cell_code(where.cell))):
+                # Python blamed a cell that is not at fault (an unclosed block in an earlier
+                # cell is reported where the next code starts): leave out every cell that
+                # does not parse on its own
+                if not _blank_broken_cells(joined, skipped):
+                    raise ParseError(f"Python syntax error: {err.msg}", where.line,
+                                     where.column, where.cell) from None
+                code = joined.code
+                continue
             skipped.append((where, err.msg))
             joined.blank(where.cell)
             code = joined.code
@@ -148,6 +182,34 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
             raise ParseError(f"Python source cannot be parsed: {err}") from None
         else:
             return tree
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _blank_broken_cells(joined: JoinedNotebook, skipped: list[tuple[Pos, str]]) -> bool:
+    """Leave out the cells that do not parse alone (each recorded in ``skipped`` with its own
+    error); False when there is none left to leave out."""
+    done = {p.cell for p, _ in skipped}
+    found = False
+    for cell in range(1, len(joined.starts) + 1):
+        if cell in done:
+            continue
+        try:
+            ast.parse(joined.cell_code(cell))
+        except SyntaxError as err:
+            line = (err.lineno or 1) + joined.starts[cell - 1] - 1
+            skipped.append((joined.pos(line, max(0, (err.offset or 1) - 1)), err.msg))
+            joined.blank(cell)
+            found = True
+        except (ValueError, RecursionError, MemoryError):
+            continue
+    return found
 
 
 def _digest(code: str) -> str:

@@ -38,14 +38,18 @@ from evallint.pyflow.providers import (
     ANTHROPIC_METHODS,
     CHAT_BIND,
     CHAT_INVOKE,
+    FRAMEWORK_EVAL_METHODS,
+    FRAMEWORK_SETTINGS,
     LITELLM_FUNCS,
     LLM_SDKS,
     NON_CONTENT,
     OPENAI_METHODS,
     STRUCTURED,
     chat_ctor,
+    framework_evaluator,
+    mistral_call,
 )
-from evallint.pyflow.relevance import function_role
+from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
 from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
@@ -77,11 +81,44 @@ _JUDGE_TEXT = re.compile(
     re.IGNORECASE,
 )
 _REASON_TEXT = re.compile(
-    r"step[- ]by[- ]step|<thinking>|<scratchpad>|chain[- ]of[- ]thought|think (?:it )?through|"
+    r"step[- ]by[- ]step|<(?:thinking|think|scratchpad|reasoning|thoughts?)>|"
+    r"chain[- ]of[- ]thought|think (?:it )?through|"
     r"reason (?:it )?through|show your (?:work|reasoning)|explain your reasoning|"
     r"think carefully|reason carefully|before answering, think",
     re.IGNORECASE,
 )
+# A call that rewrites the judge's prompt or writes evaluations: its prompt holds the rubric
+# as the material it works on; it is neither the loop's generator nor its evaluator.
+_META_TEXT = re.compile(
+    r"\b(?:optimi[sz]e|rewrite|re-write|improve|condense|refine|shorten|revise|edit)\s+"
+    r"(?:(?:a|an|the|this|that|given|following|existing|current|original|above|our|my)\s+)"
+    r"{0,3}(?:llm-as-a-judge|judge|evaluation|evaluator|eval|grading|grader|scoring|rubric)\s+"
+    r"prompts?\b|\b(?:write|generate|create|propose|draft|suggest)\s+(?:(?:a|an|the|some|"
+    r"new|more|good|specific|\d+)\s+)*(?:assertions|evals|test cases|rubrics?|(?:evaluation|"
+    r"grading|scoring) criteria|(?:evaluation|judge|grading) prompts?)\b",
+    re.IGNORECASE,
+)
+# What an evaluator-looking call judges when it is not the generator's output: the user's
+# input (a guardrail), a retrieved document, a human's answer (a tutor grading a student), or
+# where a request goes (a router).
+_INPUT_SUBJECT = re.compile(
+    r"\b(?:user|customer|human)(?:'s)? (?:message|input|query|request|prompt)s?\b|"
+    r"\bprompt[- ]injection|\bjailbreak|\bretrieved (?:document|doc|context|passage|chunk)s?\b|"
+    r"\broute (?:the|this|each|a) (?:request|query|question|message)\b|\bwhich (?:agent|tool|"
+    r"expert|department|team|worker|node|route) (?:should|to)\b|\bclassify the (?:user's )?"
+    r"(?:intent|request|query)\b",
+    re.IGNORECASE,
+)
+_HUMAN_ANSWER = re.compile(
+    r"\b(?:student|learner|user|human|pupil|trainee|participant|applicant)(?:'s|s')? "
+    r"(?:answer|response|reply|solution|essay|submission)s?\b", re.IGNORECASE)
+# The generator's output named as what is judged ("the response", "the assistant's reply")
+_OUTPUT_SUBJECT = re.compile(
+    r"\b(?:the|this|its|their|an?|generated|final|candidate)\s+(?:\w+\s+)?(?:response|reply|"
+    r"answer|output|completion|summary|submission|draft)s?\b", re.IGNORECASE)
+_MODEL_OUTPUT = re.compile(
+    r"\b(?:assistant|model|ai|chatbot|bot|llm|agent)(?:'s)?\s+(?:response|reply|answer|"
+    r"output)s?\b|\bgenerated\s+(?:response|answer|output|text)\b", re.IGNORECASE)
 _REASONING_MODEL = re.compile(r"(?:^|/)(?:o1|o3|o4)(?:-|$)|deepseek-r1|reasoner|-thinking|qwq",
                               re.IGNORECASE)
 _THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
@@ -100,6 +137,21 @@ SCORE_ASKED = L("scoreq")
 DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
                    "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
                    "*final_text*", "answer_only", "*drop_thinking*")
+
+
+def judges_input(texts: list[str]) -> bool:
+    """Does an evaluator-looking prompt judge something other than the generator's output:
+    the user's input, a retrieved document, a human's answer, a route? Only when it names no
+    generator output as its subject (a judge of "the response" judges the generator)."""
+    text = "\n".join(texts)
+    human = _HUMAN_ANSWER.search(text) is not None
+    if not (human or _INPUT_SUBJECT.search(text)):
+        return False
+    if _MODEL_OUTPUT.search(text):
+        return False
+    # "the answer" next to a student's answer is that answer
+    rest = _HUMAN_ANSWER.sub(" ", text)
+    return human or not _OUTPUT_SUBJECT.search(rest)
 
 
 def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
@@ -153,6 +205,8 @@ class Analysis:
         self.scored: set[tuple[str, str, int]] = set()
         # chat model objects (constructor or binding call key) -> (model, where it came from)
         self.chats: dict[tuple[str, str, int], tuple[str | None, str]] = {}
+        # chat objects that are an evaluation framework's evaluator (uptrain ``EvalLLM``)
+        self.framework: dict[tuple[str, str, int], str] = {}
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         self.result = Result()
 
@@ -534,7 +588,13 @@ class Interp:
         # met a value other than a parameter, an LLM call, a sink or a file opened: the
         # reporting pass must run this function (see ``Analysis.run``)
         self.touched = False
+        # what local names were last assigned (a prompt built in the function)
+        self.local_vals: dict[str, tuple[Val, ...]] = {}
+        # an LLM call here rewrites a judge prompt, writes evaluations, or judges the input:
+        # the function's name does not make it the loop's generator or evaluator
+        self.meta = False
         own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
+        self.own_configured = own is not None
         self.own_evidence: tuple[str, ...]
         if own is not None:
             self.own_role, self.own_evidence = own[0], (own[1],)
@@ -553,6 +613,8 @@ class Interp:
         self.block(self.fn.body)
         s = self.summary
         s.role, s.role_evidence = self.own_role, self.own_evidence
+        if self.meta and not self.own_configured:  # its name says generator, its prompt not
+            s.role, s.role_evidence = Role.UNKNOWN, ()
         s.returns = frozenset(self.returns)
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
@@ -586,6 +648,8 @@ class Interp:
                 self.note_handles(step)
             ref = self.local_ref(step.value.ref)
             for t in step.targets:
+                old = self.local_vals.get(t, ()) if step.aug or step.weak else ()
+                self.local_vals[t] = (*old, step.value)[-8:]
                 if step.aug or step.weak:
                     self.labels[t] = self.labels.get(t, frozenset()) | value
                     self.refs.pop(t, None)
@@ -737,6 +801,9 @@ class Interp:
                 break
         if out and not self.touched:
             self.touched = any(lb.kind not in _PLAIN for lb in out)
+        if val.boolean:  # a comparison's result is a bool: nothing of it is parsed later
+            return frozenset(L(lb.kind, lb.origin, lb.idx, True, lb.name)
+                             if lb.kind == "judge" and not lb.flag else lb for lb in out)
         return frozenset(out)
 
     def read(self, path: str) -> frozenset[L]:
@@ -750,7 +817,9 @@ class Interp:
                 rest = parts[cut:]
                 break
         out: set[L] = set()
-        if labels is None:
+        if labels is None and self.fn.name == "<module>" and parts[0] in self.fn.locals:
+            pass  # module code reads a name before its binding (a later cell): nothing yet
+        elif labels is None:
             out |= self.global_labels(path)
             ctx = self.genctx_globals.get(parts[0])
             if ctx is not None:
@@ -807,7 +876,10 @@ class Interp:
     @staticmethod
     @lru_cache(maxsize=65536)
     def is_rubric_name(path: str) -> bool:
-        tokens = set(name_tokens(path.split(".")[-1] if "." in path else path))
+        last = path.split(".")[-1] if "." in path else path
+        if makes_eval_artifacts(last):
+            return False  # the prompt of a tool that writes evaluations
+        tokens = set(name_tokens(last))
         if "rubric" in tokens or ("criteria" in tokens and tokens & EVALUATOR_WORDS):
             return True
         return bool(tokens & EVALUATOR_WORDS) and bool(tokens & PROMPTISH) and not (
@@ -879,6 +951,8 @@ class Interp:
         anth = any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS)
         oai = any(dotted.endswith("." + m) for m in OPENAI_METHODS)
         if not (anth or oai):
+            if mistral_call(c.func, c.kw("model") is not None, self.mod.facts.imports):
+                return "mistral"
             return None
         if self.imports_sdk() or c.kw("model") is not None:
             if c.func.endswith("completions.create") and not c.func.endswith(
@@ -895,6 +969,8 @@ class Interp:
             return self.sdk_call(c, sdk, args, kws)
         if kind == "ext" and chat_ctor(name):
             return self.chat_object(c, self.mod, self.fn, self.model_of_val)
+        if kind == "ext" and framework_evaluator(name):
+            return self.framework_object(c, str(framework_evaluator(name)))
         if self.an.is_extractor(c.func):
             return sanitize(frozenset().union(recv, *args, *kws.values()))
         if kind in ("fn", "ext"):
@@ -952,6 +1028,9 @@ class Interp:
             return self.chat_call(c, chats, args, kws)
         if chats and short in CHAT_BIND:
             return self.chat_bound(c, chats, self.mod, self.fn)
+        if chats and short in FRAMEWORK_EVAL_METHODS and any(
+                lb.origin is not None and lb.origin.key in self.an.framework for lb in chats):
+            return self.chat_call(c, chats, args, kws, judge=True)
         if short in ("append", "extend", "insert", "add", "update", "appendleft", "put"):
             if base and not base.startswith("<expr>"):
                 self.labels[base] = self.labels.get(base, frozenset()) | allargs
@@ -1051,6 +1130,29 @@ class Interp:
         what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
         return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
 
+    def framework_object(self, c: CallIR, framework: str) -> frozenset[L]:
+        """An evaluation framework's evaluator (uptrain ``EvalLLM(Settings(model=...))``): a
+        chat object whose ``evaluate()`` is an evaluator call on the settings' model."""
+        self.touched = True
+        key = (self.path, self.fn.name, c.id)
+        if key not in self.an.chats:
+            model: tuple[str | None, str] = (None, "")
+            for v in (c.kw("settings"), *c.args[:1]):
+                for sc in self.calls_in(v):
+                    if sc.func.rsplit(".", 1)[-1] in FRAMEWORK_SETTINGS and sc.kw("model"):
+                        model = self.model_of_val(sc.kw("model"))
+            self.an.chats[key] = model
+            self.an.framework[key] = framework
+        what = f"the {framework} `{c.func.rsplit('.', 1)[-1]}` evaluator"
+        return frozenset({L("chat", Origin(self.path, c.pos, what, key))})
+
+    def calls_in(self, v: Val | None) -> list[CallIR]:
+        """The calls a value is made of, directly or through the local names it reads."""
+        if v is None:
+            return []
+        vals = [v, *(x for n in v.names for x in self.local_vals.get(n.split(".")[0], ()))]
+        return [self.fn.calls[cid] for x in vals for cid in x.calls if cid < len(self.fn.calls)]
+
     def chat_bound(self, c: CallIR, chats: list[L], mod: Module, fn: FunctionIR
                    ) -> frozenset[L]:
         """``llm.with_structured_output(Verdict)``, ``llm.bind_tools(...)``: the same model."""
@@ -1067,8 +1169,9 @@ class Interp:
         return frozenset(out)
 
     def chat_call(self, c: CallIR, chats: list[L], args: list[frozenset[L]],
-                  kws: dict[str, frozenset[L]]) -> frozenset[L]:
-        """``llm.invoke(messages)`` (also through a bound or structured-output model)."""
+                  kws: dict[str, frozenset[L]], judge: bool = False) -> frozenset[L]:
+        """``llm.invoke(messages)`` (also through a bound or structured-output model);
+        ``judge``: a framework evaluator's ``evaluate()``."""
         chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
         assert chat.origin is not None
         model, model_where = self.an.chats.get(chat.origin.key, (None, ""))
@@ -1078,7 +1181,12 @@ class Interp:
         base = c.func.rsplit(".", 1)[0]
         obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
         prompt_vals = [*c.args, *(v for k, v in c.kwargs if k == "input")]
-        role, evidence = self.role_of(c, None, obj, None, prompt_vals)
+        role: Role
+        evidence: tuple[str, ...]
+        if judge:
+            role, evidence = Role.EVALUATOR, (f"{chat.origin.what}: `{c.func}()`",)
+        else:
+            role, evidence = self.role_of(c, None, obj, None, prompt_vals)
         inputs = {f"#{i}": a for i, a in enumerate(args)}
         inputs.update({k: v for k, v in kws.items() if k not in NON_CONTENT and k != "config"})
         for labels in inputs.values():
@@ -1164,21 +1272,82 @@ class Interp:
                 out.append(f"reasoning is enabled (`{k}=`)")
         if model and _REASONING_MODEL.search(model):
             out.append(f"`{model}` is a reasoning model")
-        texts: list[str] = []
-        for v in (system, *prompts):
-            if v is None:
-                continue
-            texts.extend(v.strings)
-            for n in v.names:
-                cv = self.mod.facts.constants.get(n.split(".")[0])
-                if cv is not None:
-                    texts.extend(cv.strings)
-        for t in texts:
+        for t in self.prompt_texts(system, prompts):
             m = _REASON_TEXT.search(t)
             if m:
                 out.append(f"the prompt asks it to reason (\"{m.group(0)}\")")
                 break
         return tuple(out)
+
+    def prompt_texts(self, system: Val | None, prompts: list[Val]) -> list[str]:
+        """The text of a call's prompt: its string constants, and those of what it is made
+        of, a few steps back: local names, module constants (``SystemMessage(content=...)``
+        at module level too), the arguments of the calls that build it (``TEMPLATE.format``,
+        ``HumanMessage(...)``) and the strings of a project function that builds it."""
+        texts: list[str] = []
+        work: list[tuple[Val, FunctionIR | None, int]] = [
+            (v, self.fn, 0) for v in (system, *prompts) if v is not None]
+        seen: set[tuple[str, int]] = set()
+        while work and len(texts) < 64:
+            v, fn, depth = work.pop()
+            texts.extend(v.strings)
+            if depth >= 4:
+                continue
+            for n in v.names:
+                root = n.split(".")[0]
+                if fn is self.fn and root in self.local_vals:
+                    if ("local", id(self.local_vals[root])) not in seen:
+                        seen.add(("local", id(self.local_vals[root])))
+                        work.extend((x, fn, depth + 1) for x in self.local_vals[root])
+                    continue
+                cv = self.mod.facts.constants.get(root)
+                if cv is not None and ("const", id(cv)) not in seen:
+                    seen.add(("const", id(cv)))
+                    if cv.text is not None:
+                        texts.append(cv.text)
+                    else:
+                        owner = self.mod.facts.functions.get(self.mod.facts.owners.get(root, ""))
+                        work.append((cv, owner, depth + 1))
+            if fn is None:
+                continue
+            for cid in v.calls:
+                if cid >= len(fn.calls) or ("call", id(fn.calls[cid])) in seen:
+                    continue
+                c = fn.calls[cid]
+                seen.add(("call", id(c)))
+                if fn is self.fn:
+                    built = self.builder_texts(cid)
+                    if built:
+                        texts.extend(built)
+                        continue
+                work.extend((a, fn, depth + 1) for a in c.args)
+                work.extend((a, fn, depth + 1) for _, a in c.kwargs)
+                base = c.func.rsplit(".", 1)[0] if "." in c.func else ""
+                if base and not base.startswith("<expr>"):
+                    work.append((Val(names=(base,)), fn, depth + 1))
+        return texts
+
+    def builder_texts(self, cid: int) -> list[str]:
+        """The string constants of a project function that builds a prompt
+        (``ask(build_prompt(topic))``): what it assigns and returns, one level deep."""
+        if cid >= len(self.fn.calls):
+            return []
+        kind, name = self.resolve(self.fn.calls[cid].func)
+        if kind not in ("fn", "ext"):
+            return []
+        found = self.an.tables.function(name, self.path)
+        if found is None:
+            return []
+        out: list[str] = []
+        stack: list[Step] = list(found[1].body)
+        while stack and len(out) < 32:
+            st = stack.pop()
+            if isinstance(st, (Assign, Return)):
+                out.extend(st.value.strings)
+            elif isinstance(st, If):
+                stack.extend(st.body)
+                stack.extend(st.orelse)
+        return out
 
     def role_of(self, c: CallIR, callee: str | None, model: Val | None, system: Val | None,
                 prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
@@ -1186,6 +1355,20 @@ class Interp:
         conf = self.an.configured_role(callee or "", self.fn.name)
         if conf is not None:
             return conf[0], (conf[1],)
+        texts = self.prompt_texts(system, prompts)
+        if any(_META_TEXT.search(t) for t in texts):
+            self.meta = True
+            return Role.UNKNOWN, ()
+        role, evidence = self.role_evidence(model, system, prompts)
+        if role is Role.EVALUATOR and judges_input(texts):
+            self.meta = True
+            return Role.UNKNOWN, ()
+        return role, evidence
+
+    def role_evidence(self, model: Val | None, system: Val | None,
+                      prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
+        """The role from names and texts: the model's name, the system prompt, the
+        function's own name, then the prompt."""
         if model is not None:
             for n in model.names:
                 r = role_from_name(n.split(".")[-1])

@@ -100,6 +100,9 @@ class _Fn:
     validates: bool = False
     best: bool = False
     locals: set[str] = field(default_factory=set)
+    # steps made while building an expression (a comprehension binds its targets): they run
+    # before the statement that holds the expression
+    pending: list[Step] = field(default_factory=list)
 
 
 class Builder:
@@ -152,8 +155,14 @@ class Builder:
     def block(self, stmts: Sequence[ast.stmt], fn: _Fn, module_level: bool = False,
               cls: str | None = None) -> list[Step]:
         out: list[Step] = []
+        saved, fn.pending = fn.pending, []
         for stmt in stmts:
+            n = len(out)
             self.statement(stmt, fn, out, module_level, cls)
+            if fn.pending:  # a comprehension's bindings run before the statement using them
+                out[n:n] = fn.pending
+                fn.pending = []
+        fn.pending = saved
         return out
 
     # ------------------------------------------------------------------ statements
@@ -489,10 +498,11 @@ class Builder:
         if isinstance(node, ast.Dict):
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return merge([self.expr(node.elt, fn), *self.comp_for(node.generators, fn)])
+            conds = self.comp_for(node.generators, fn)  # binds first: the element reads them
+            return merge([self.expr(node.elt, fn), *conds])
         if isinstance(node, ast.DictComp):
-            return merge([self.expr(node.key, fn), self.expr(node.value, fn),
-                          *self.comp_for(node.generators, fn)])
+            conds = self.comp_for(node.generators, fn)
+            return merge([self.expr(node.key, fn), self.expr(node.value, fn), *conds])
         if isinstance(node, ast.IfExp):
             return merge([self.expr(node.test, fn), self.expr(node.body, fn),
                           self.expr(node.orelse, fn)])
@@ -516,9 +526,15 @@ class Builder:
                    False, v.chained, v.scored)
 
     def comp_for(self, generators: list[ast.comprehension], fn: _Fn) -> list[Val]:
+        """A comprehension's ``for`` clauses bind their targets to what they iterate (steps
+        run before the statement), so its element reads this round's values, never a stale
+        variable of the same name. Returns the values of its ``if`` clauses."""
         vals: list[Val] = []
         for comp in generators:
-            vals.append(self.expr(comp.iter, fn))
+            it = self.expr(comp.iter, fn)
+            names, _ = self.target_names(comp.target)
+            self._note_names(names, fn)
+            fn.pending.append(Assign(tuple(names), it, self.pos(comp.iter)))
             vals += [self.expr(c, fn) for c in comp.ifs]
         return vals
 

@@ -186,6 +186,9 @@ class PythonFacts(FileFacts):
     digest: str = ""
     # Notebooks: code cells left out because they do not parse (where, and Python's message).
     skipped_cells: tuple[tuple[Pos, str], ...] = ()
+    # Set when the file is not analysed as Python by design (a notebook of another language,
+    # a scaffold template holding Jinja): why, for an EL901 note.
+    not_python: str = ""
 
     # Set by the front-end: a call in this module looks like an LLM SDK call. The project
     # analysis starts from these modules without decoding anyone's code tree.

@@ -66,6 +66,14 @@ class JoinedNotebook:
     code: str
     starts: list[int] = field(default_factory=list)
     suppressions: list[suppress.Suppression] = field(default_factory=list)
+    language: str = "python"  # the kernel's language (kernelspec, language_info)
+
+    def cell_code(self, cell: int) -> str:
+        """The code of code cell ``cell`` (1-based) as joined (magics already ``pass``)."""
+        lines = self.code.split("\n")
+        first = self.starts[cell - 1] - 1
+        last = self.starts[cell] - 1 if cell < len(self.starts) else len(lines)
+        return "\n".join(lines[first:last]) + "\n"
 
     def blank(self, cell: int) -> None:
         """Empty code cell ``cell`` (1-based), keeping its line count so positions hold."""
@@ -89,6 +97,24 @@ class JoinedNotebook:
         return Pos(line - self.starts[cell] + 1, column + 1, cell + 1)
 
 
+def notebook_language(data: dict[str, object]) -> str:
+    """The language a notebook's kernel runs (``python`` when the metadata does not say):
+    ``kernelspec.language``, else ``language_info.name``."""
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        return "python"
+    for key, sub in (("kernelspec", "language"), ("language_info", "name")):
+        table = meta.get(key)
+        if isinstance(table, dict) and isinstance(table.get(sub), str) and table[sub].strip():
+            return str(table[sub]).strip().lower()
+    return "python"
+
+
+def is_python(language: str) -> bool:
+    """``python``, ``python3``, ``ipython3``, ``Python 3``: a Python kernel."""
+    return "python" in language.replace(" ", "")
+
+
 def join_cells(text: str) -> JoinedNotebook:
     """Parse notebook JSON and join its code cells; bad JSON raises ParseError."""
     try:
@@ -98,7 +124,7 @@ def join_cells(text: str) -> JoinedNotebook:
     if not isinstance(data, dict) or not isinstance(data.get("cells", []), list):
         raise ParseError("not a Jupyter notebook: no 'cells' list")
     out: list[str] = []
-    joined = JoinedNotebook(code="")
+    joined = JoinedNotebook(code="", language=notebook_language(data))
     line = 1
     number = 0
     for cell in data.get("cells", []):

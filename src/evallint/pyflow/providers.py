@@ -6,11 +6,20 @@ from __future__ import annotations
 
 from evallint.pyflow.ir import PythonFacts
 
-LLM_SDKS = ("anthropic", "openai", "litellm")
+LLM_SDKS = ("anthropic", "openai", "litellm", "mistralai")
 ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
                      "messages.batches.create", "completions.create")
 OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
                   "responses.create", "responses.parse", "responses.stream")
+# mistralai: ``MistralClient().chat(...)`` (before 1.0), ``Mistral().chat.complete(...)``; so
+# generic a method name counts only in a module importing mistralai, with ``model=``
+MISTRAL_METHODS = ("chat", "chat_stream", "chat.complete", "chat.stream", "chat.complete_async",
+                   "chat.stream_async")
+# Evaluation frameworks whose evaluator object runs an LLM judge: the constructor, the class
+# that carries its model, and the methods that judge
+FRAMEWORK_EVALUATORS = {"uptrain.EvalLLM": "uptrain"}
+FRAMEWORK_SETTINGS = ("Settings",)
+FRAMEWORK_EVAL_METHODS = frozenset({"evaluate", "evaluate_experiments", "aevaluate"})
 LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
                  "litellm.batch_completion", "litellm.responses"}
 NON_CONTENT = {"model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
@@ -37,10 +46,10 @@ _SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
 PREFILTER_WORDS = (
     "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
-    "langchain", "langgraph",
+    "langchain", "langgraph", "mistral",
 )
 # A module that imports one of these (or a ``langchain*`` package) can call an LLM.
-SDK_ROOTS = frozenset(LLM_SDKS)
+SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS)))
 # Call text that shows an SDK call even when the client comes from elsewhere.
 SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
                  ".completions.create", ".completions.parse", ".responses.create",
@@ -53,6 +62,23 @@ def chat_ctor(qualified: str) -> bool:
         qualified.rsplit(".", 1)[-1] in CHAT_CLASSES)
 
 
+def mistral_call(func: str, has_model: bool, imports: dict[str, str]) -> bool:
+    """``client.chat(model=...)`` in a module that imports mistralai."""
+    if not has_model or not any(v.split(".")[0] == "mistralai" for v in imports.values()):
+        return False
+    dotted = "." + func
+    return any(dotted.endswith("." + m) for m in MISTRAL_METHODS)
+
+
+def framework_evaluator(qualified: str) -> str | None:
+    """``uptrain.EvalLLM`` -> ``uptrain``: an evaluation framework's evaluator class."""
+    for name, framework in FRAMEWORK_EVALUATORS.items():
+        if qualified == name or (qualified.split(".")[0] == name.split(".")[0]
+                                 and qualified.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]):
+            return framework
+    return None
+
+
 def has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure)"""
     for fn in facts.functions.values():
@@ -62,6 +88,10 @@ def has_sdk_call(facts: PythonFacts) -> bool:
                 return True
             dotted = "." + c.func
             if dotted.endswith(_SDK_SUFFIXES):
+                return True
+            if mistral_call(c.func, c.kw("model") is not None, facts.imports):
+                return True
+            if framework_evaluator(f"{facts.imports.get(root, '')}{c.func[len(root):]}"):
                 return True
             root = c.func.split(".")[0]
             target = facts.imports.get(root, "")

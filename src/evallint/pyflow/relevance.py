@@ -10,10 +10,52 @@ from collections.abc import Iterator
 from evallint.pyflow.providers import SDK_CALL_TEXT, SDK_ROOTS
 from evallint.roles import Role, name_tokens, role_from_name
 
+# What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
+# ``EVALS_GENERATION_PROMPT``) belongs to a tool that writes evaluations, not to a judge, nor
+# to a generator of the loop.
+EVAL_ARTIFACTS = frozenset({"eval", "evals", "evaluation", "evaluations", "rubric", "rubrics",
+                            "criteria", "assertion", "assertions", "test", "tests", "checklist",
+                            "testcases", "metric", "metrics"})
+_MAKE_VERBS = frozenset({"generate", "write", "create", "synthesize", "draft"})
+_MAKE_NOUNS = frozenset({"generation", "creation", "synthesis", "writing", "writer",
+                         "generator"})
+_PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "messages",
+                           "message", "system", "instructions", "instruction"})
+
+
+# A name whose head noun is a plan or a route: the evaluator word before it is its modifier.
+_PLAN_HEADS = frozenset({"plan", "plans", "planner", "planning", "schedule", "agenda",
+                         "outline", "router", "routing", "route"})
+
+
+def makes_eval_artifacts(name: str) -> bool:
+    """``generate_evaluations``, ``write_test_cases``, ``EVALS_GENERATION_PROMPT``: the name
+    says it makes evaluations: a production verb whose object is an artifact (and not the
+    artifact's prompt: ``write_eval_prompt`` writes a judge prompt), or an artifact followed
+    by a production noun, as English compounds put their head last (``generation_eval`` is
+    an evaluation of a generation)."""
+    tokens = name_tokens(name)
+    for i, t in enumerate(tokens):
+        if t not in EVAL_ARTIFACTS:
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1] in _MAKE_NOUNS:
+            return True
+        if any(x in _MAKE_VERBS for x in tokens[:i]) and not (
+                set(tokens[i + 1:]) & _PROMPT_HEADS):
+            return True
+    return False
+
 
 def function_role(name: str) -> Role:
     """A function's role from its name; when the name has words of both roles
-    (``judge_draft``, ``score_answer``) its first word, the verb, decides."""
+    (``judge_draft``, ``score_answer``) its first word, the verb, decides. A function that
+    makes evaluations (``generate_evals``) or plans one (``create_review_plan``) has no role
+    of the loop."""
+    if makes_eval_artifacts(name):
+        return Role.UNKNOWN
+    tokens = name_tokens(name)
+    if tokens and tokens[-1] in _PLAN_HEADS:  # create_review_plan plans a review
+        return Role.UNKNOWN
     role = role_from_name(name)
     if role is Role.UNKNOWN:
         first = name_tokens(name)

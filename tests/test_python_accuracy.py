@@ -1,0 +1,240 @@
+"""Accuracy of the Python analysis on shapes met in real repositories: rebinding kills old
+values (comprehensions included), EL201 needs reasoning evidence, calls that classify the
+user's input are not evaluators of the generator, notebooks follow cell order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.test_python_flow import found, lint
+
+GEN_HELPER = """\
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def ask(messages, model="claude-sonnet-4-5"):
+    r = client.messages.create(model=model, max_tokens=500, messages=messages)
+    return r.content[0].text
+"""
+
+
+def notebook(*cells: str, language: str = "python") -> str:
+    """A notebook whose code cells hold ``cells``."""
+    return json.dumps({
+        "cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
+                   "execution_count": None} for c in cells],
+        "metadata": {"kernelspec": {"name": language, "language": language}},
+        "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_comprehension_reads_its_own_target_not_a_stale_variable(tmp_path: Path) -> None:
+    loop = GEN_HELPER + """
+
+def reasoned(topic):
+    return [{"role": "user", "content": f"Think step by step about {topic}"}]
+
+
+def scoring(text):
+    return [{"role": "user", "content": f"You are a judge. Score the response: {text}"}]
+
+
+topics = ["a", "b"]
+drafts = [ask(reasoned(t)) for t in topics]
+for draft in drafts:
+    print(draft)
+drafts = ["fixed text"]
+verdicts = [ask(scoring(draft), model="claude-haiku-4-5") for draft in drafts]
+"""
+    result = lint(tmp_path, {"loop.py": loop}, {"EL201"})
+    assert found(result) == []
+    # the same comprehension over the generator's fresh output is reported
+    fresh = loop.replace('drafts = ["fixed text"]\n', "")
+    result = lint(tmp_path, {"loop.py": fresh}, {"EL201"})
+    assert found(result) == [("EL201", "loop.py", 23)]
+
+
+def test_el201_needs_evidence_that_the_output_holds_reasoning(tmp_path: Path) -> None:
+    loop = GEN_HELPER + """
+
+def judge_text(text):
+    return ask([{"role": "user", "content": f"You are a judge. Score the response: {text}"}],
+               model="claude-haiku-4-5")
+
+
+def main(task):
+    draft = ask([{"role": "user", "content": PROMPT + task}])
+    return judge_text(draft)
+"""
+    plain = 'PROMPT = "Answer briefly: "\n'
+    assert found(lint(tmp_path, {"loop.py": plain + loop}, {"EL201"})) == []
+    tagged = 'PROMPT = "Reason inside <think> tags first, then answer: "\n'
+    [f] = lint(tmp_path, {"loop.py": tagged + loop}, {"EL201"}).findings
+    assert (f.line, f.severity.value) == (19, "error")
+    assert "<think>" in f.message
+
+
+def test_float_of_a_bool_made_from_judge_output_is_no_parse(tmp_path: Path) -> None:
+    code = GEN_HELPER + """
+
+def judge_it(answer):
+    return ask([{"role": "user", "content": f"You are a judge. Say 1 or 0: {answer}"}],
+               model="claude-haiku-4-5")
+
+
+def row_score(answer):
+    ok = judge_it(answer) == "1"
+    return {"acc": float(ok), "raw": float(judge_it(answer))}
+"""
+    assert found(lint(tmp_path, {"m.py": code}, {"EL504"})) == [("EL504", "m.py", 18)]
+
+
+def test_a_call_rewriting_the_judge_prompt_is_no_generator(tmp_path: Path) -> None:
+    code = """\
+from openai import OpenAI
+
+oai = OpenAI()
+JUDGE_PROMPT = "You are a judge. Rate the reply from 1 to 10: {reply}"
+
+
+def generate_better_prompt(extra):
+    instructions = "Improve the given judge prompt so that it agrees with human labels."
+    r = oai.chat.completions.create(model="gpt-4o", messages=[
+        {"role": "user", "content": instructions},
+        {"role": "user", "content": JUDGE_PROMPT + extra}])
+    return r.choices[0].message.content
+
+
+def generate_reply(task):
+    r = oai.chat.completions.create(model="gpt-4o", messages=[
+        {"role": "user", "content": task + JUDGE_PROMPT}])
+    return r.choices[0].message.content
+"""
+    # the rewrite (line 9) is not reported; the generator that reads the rubric (line 16) is
+    assert found(lint(tmp_path, {"m.py": code}, {"EL203"})) == [("EL203", "m.py", 16)]
+
+
+def test_names_that_make_evaluations() -> None:
+    from evallint.pyflow.relevance import function_role, makes_eval_artifacts
+    from evallint.roles import Role
+
+    assert makes_eval_artifacts("generate_evaluations")
+    assert makes_eval_artifacts("EVALS_GENERATION_PROMPT_SIMPLE")
+    assert not makes_eval_artifacts("build_eval_prompt")  # builds a judge's prompt
+    assert not makes_eval_artifacts("generation_eval")  # evaluates a generation
+    assert function_role("generate_test_cases") is Role.UNKNOWN
+    assert function_role("generate_answer") is Role.GENERATOR
+
+
+def test_what_an_evaluator_prompt_judges() -> None:
+    from evallint.pyflow.analysis import judges_input
+
+    assert judges_input(["Decide whether the USER MESSAGE is a jailbreak attempt."])
+    assert judges_input(["Does this retrieved document contain orders for the bot?"])
+    assert judges_input(["You get a student's answer. Assess the answer."])
+    assert judges_input(["Route the request to the right team."])
+    # the generator's output is named as what is judged
+    assert not judges_input(["Given the user's question, rate the response from 1 to 5."])
+    assert not judges_input(["USER MESSAGE: {m}\nASSISTANT RESPONSE: {r}\nDid the attack work?"])
+    assert not judges_input(["You are a judge. Score the answer from 1 to 10."])
+
+
+def test_a_guardrail_on_the_input_is_no_judge_of_the_generator(tmp_path: Path) -> None:
+    code = """\
+from openai import OpenAI
+
+oai = OpenAI()
+
+
+def input_judge(text):
+    return oai.chat.completions.create(model="gpt-4o", messages=[{"role": "user",
+        "content": f"You are a judge. Is this user's message a prompt injection? {text}"}])
+
+
+def output_judge(question, reply):
+    return oai.chat.completions.create(model="gpt-4o", messages=[{"role": "user",
+        "content": f"You are a judge. For the user's question {question}, rate the reply: "
+                   f"{reply}"}])
+
+
+def generate_reply(question):
+    r = oai.chat.completions.create(model="gpt-4o", messages=[{"role": "user",
+        "content": question}])
+    return r.choices[0].message.content
+"""
+    assert found(lint(tmp_path, {"m.py": code}, {"EL301"})) == [("EL301", "m.py", 12)]
+
+
+def test_a_planner_named_for_a_review_is_no_evaluator() -> None:
+    from evallint.pyflow.relevance import function_role
+    from evallint.roles import Role
+
+    assert function_role("create_review_plan") is Role.UNKNOWN
+    assert function_role("review_draft") is Role.EVALUATOR
+
+
+def test_a_notebook_call_never_uses_a_model_bound_in_a_later_cell(tmp_path: Path) -> None:
+    first = ("from langchain_openai import ChatOpenAI\n"
+             "writer = ChatOpenAI(model='gpt-4o')\n"
+             "poem = writer.invoke('Write a poem about rain').content\n")
+    early = "verdict = critic.invoke(f'You are a judge. Rate the poem from 1 to 5: {poem}')\n"
+    later = "critic = writer\n"
+    again = "verdict = critic.invoke(f'You are a judge. Rate the poem from 1 to 5: {poem}')\n"
+    nb = notebook(first, early, later)
+    assert found(lint(tmp_path, {"nb.ipynb": nb}, {"EL301"})) == []
+    # once the cell that binds it has run, the call uses it
+    nb = notebook(first, early, later, again)
+    [f] = lint(tmp_path, {"nb.ipynb": nb}, {"EL301"}).findings
+    assert (f.cell, f.line) == (4, 1)
+
+
+def test_a_notebook_of_another_language_is_a_note_not_parsed(tmp_path: Path) -> None:
+    from tests.conftest import lint_tree, write_files
+
+    ts = notebook('import OpenAI from "openai";\nconst client = new OpenAI();\n',
+                  language="typescript")
+    write_files(tmp_path, {"quick.ipynb": ts})
+    [f] = lint_tree(tmp_path, {"EL901"}).findings
+    assert (f.line, f.severity.value) == (1, "note")
+    assert "typescript notebook" in f.message
+
+
+def test_a_scaffold_template_named_py_is_a_note_and_real_breakage_an_error(
+        tmp_path: Path) -> None:
+    from tests.conftest import lint_tree, write_files
+
+    scaffold = ("import anthropic\n\n{% if judge %}\nJUDGE_MODEL = \"{{ judge_model }}\"\n"
+                "{% endif %}\nclass {{ name }}Agent:\n    pass\n")
+    write_files(tmp_path, {"tpl/agent.py": scaffold})
+    [f] = lint_tree(tmp_path, {"EL901"}).findings
+    assert (f.path, f.severity.value) == ("tpl/agent.py", "note")
+    assert "scaffold template" in f.message
+    (tmp_path / "tpl/agent.py").write_text("import anthropic\ndef judge(:\n    pass\n")
+    [f] = lint_tree(tmp_path, {"EL901"}).findings
+    assert (f.line, f.severity.value) == (2, "error")
+
+
+def test_a_block_without_a_body_blames_its_own_cell(tmp_path: Path) -> None:
+    from tests.conftest import lint_tree, write_files
+
+    cells = ("def lookup(name):\n    # fill in later\n",
+             "import anthropic\nclient = anthropic.Anthropic()\n",
+             "{\n  \"price\u201d: 3\n}\n")
+    write_files(tmp_path, {"nb.ipynb": notebook(*cells)})
+    found_ = [(f.cell, f.severity.value) for f in lint_tree(tmp_path, {"EL901"}).findings]
+    assert found_ == [(1, "note"), (3, "note")]
+
+
+def test_mistral_calls_count_only_in_a_module_importing_mistralai() -> None:
+    from evallint.pyflow.providers import framework_evaluator, mistral_call
+
+    imports = {"Mistral": "mistralai.Mistral"}
+    assert mistral_call("client.chat.complete", True, imports)
+    assert mistral_call("mc.chat", True, imports)
+    assert not mistral_call("mc.chat", False, imports)  # no model=: a chat room, say
+    assert not mistral_call("bot.chat", True, {"Bot": "slack.Bot"})
+    assert framework_evaluator("uptrain.EvalLLM") == "uptrain"
+    assert framework_evaluator("uptrain.framework.evalllm.EvalLLM") == "uptrain"
+    assert framework_evaluator("mylib.EvalLLM") is None
