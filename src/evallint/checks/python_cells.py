@@ -20,12 +20,12 @@ from evallint.registry import Context, file_check
 
 @file_check("EL901", kinds=(FileKind.NOTEBOOK, FileKind.PYTHON))
 def skipped_cells(facts: PythonFacts, ctx: Context) -> Iterator[Finding]:
-    # a severity set in the configuration wins; otherwise a skipped cell is a note
-    severity = None if "EL901" in ctx.config.severity else Severity.NOTE
+    # a skipped cell is a note unless the configuration sets a severity for EL901
     if getattr(facts, "not_python", ""):
-        yield ctx.finding("EL901", facts.path, Pos(1, 1), facts.not_python, severity=severity)
+        yield ctx.finding("EL901", facts.path, Pos(1, 1), facts.not_python,
+                          default=Severity.NOTE)
     for pos, msg in getattr(facts, "skipped_cells", ()):
         yield ctx.finding(
             "EL901", facts.path, pos,
             f"cell {pos.cell} skipped: syntax error at line {pos.line}: {msg}; the other cells "
-            "are analysed", severity=severity)
+            "are analysed", default=Severity.NOTE)
