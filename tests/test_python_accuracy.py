@@ -238,3 +238,24 @@ def test_mistral_calls_count_only_in_a_module_importing_mistralai() -> None:
     assert framework_evaluator("uptrain.EvalLLM") == "uptrain"
     assert framework_evaluator("uptrain.framework.evalllm.EvalLLM") == "uptrain"
     assert framework_evaluator("mylib.EvalLLM") is None
+
+
+def test_a_call_that_reads_a_draft_and_stops_the_loop_is_an_evaluator(tmp_path: Path) -> None:
+    code = GEN_HELPER + """
+
+def improve(task):
+    draft = ask([{"role": "user", "content": task}])
+    for _ in range(3):
+        check = ask([{"role": "user", "content": f"Good enough? YES or NO.\\n{draft}"}])
+        if "YES" in check:
+            break
+        draft = ask([{"role": "user", "content": f"Fix it: {draft}\\n{check}"}])
+    return draft
+"""
+    result = lint(tmp_path, {"m.py": code}, {"EL301", "EL502"})
+    assert found(result) == [("EL301", "m.py", 14), ("EL502", "m.py", 18)]
+    [f] = [f for f in result.findings if f.code == "EL301"]
+    assert any("decides when the loop stops" in e for e in f.evidence)
+    # the same calls with a score stored under a verdict name
+    scored = code.replace('if "YES" in check:\n            break\n', "verdict = check\n")
+    assert [c for c, _, _ in found(lint(tmp_path, {"m.py": scored}, {"EL301"}))] == ["EL301"]
