@@ -259,3 +259,10 @@ def improve(task):
     # the same calls with a score stored under a verdict name
     scored = code.replace('if "YES" in check:\n            break\n', "verdict = check\n")
     assert [c for c, _, _ in found(lint(tmp_path, {"m.py": scored}, {"EL301"}))] == ["EL301"]
+
+
+def test_kernel_languages() -> None:
+    from evallint.pyflow.notebook import is_python
+
+    assert not is_python("typescript") and not is_python("R")
+    assert is_python("python3") and is_python("coconut") and is_python("unknown-lang")

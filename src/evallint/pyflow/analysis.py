@@ -1338,6 +1338,8 @@ class Interp:
                         seen.add(("local", id(self.local_vals[root])))
                         work.extend((x, fn, depth + 1) for x in self.local_vals[root])
                     continue
+                if fn is not None and root in fn.locals:
+                    continue  # a parameter or a local not bound yet: not the module's constant
                 cv = self.mod.facts.constants.get(root)
                 if cv is not None and ("const", id(cv)) not in seen:
                     seen.add(("const", id(cv)))
