@@ -266,3 +266,18 @@ def test_kernel_languages() -> None:
 
     assert not is_python("typescript") and not is_python("R")
     assert is_python("python3") and is_python("coconut") and is_python("unknown-lang")
+
+
+def test_a_model_refining_its_own_output_is_no_evaluator_of_it(tmp_path: Path) -> None:
+    code = GEN_HELPER + """
+
+def polish(topic):
+    notes = ask([{"role": "user", "content": topic}])
+    text = ""
+    for _ in range(3):
+        text = ask([{"role": "user", "content": f"Improve this, or say STOP: {notes} {text}"}])
+        if "STOP" in text:
+            break
+    return text
+"""
+    assert found(lint(tmp_path, {"m.py": code}, {"EL301", "EL201", "EL202"})) == []

@@ -213,6 +213,8 @@ class Analysis:
         # LLM calls that are evaluators by structure (their input holds another LLM call's
         # output and their result becomes a score, a verdict or a loop's decision): why
         self.structural: dict[tuple[str, str, int], str] = {}
+        # LLM calls that read their own earlier output (a model refining its own work)
+        self.self_fed: set[tuple[str, str, int]] = set()
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         self.result = Result()
 
@@ -862,7 +864,7 @@ class Interp:
         for lb in labels:
             o = lb.origin
             if lb.kind not in ("llm", "gen") or o is None or o.key not in self.fed or \
-                    o.key in self.an.structural:
+                    o.key in self.an.structural or o.key in self.an.self_fed:
                 continue
             src = self.fed[o.key]
             self.an.structural[o.key] = (
@@ -1399,7 +1401,8 @@ class Interp:
         if any(_META_TEXT.search(t) for t in texts):
             self.meta = True
             return Role.UNKNOWN, ()
-        why = self.an.structural.get((self.path, self.fn.name, c.id))
+        key = (self.path, self.fn.name, c.id)
+        why = None if key in self.an.self_fed else self.an.structural.get(key)
         role, evidence = self.role_evidence(model, system, prompts, why)
         if role is Role.EVALUATOR and judges_input(texts):
             self.meta = True
@@ -1610,7 +1613,15 @@ class Interp:
                   obj: Origin | None = None) -> None:
         """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
         self.touched = True
-        if role is not Role.EVALUATOR or origin.key in self.an.structural:
+        # a call that reads another call's output may evaluate it (see ``note_verdict``),
+        # unless it continues that call's conversation (its history or system prompt) or
+        # reads its own earlier output: then it is the generator reflecting on its own work
+        if any(lb.origin is not None and lb.origin.key == origin.key
+               and lb.kind in ("gen", "llm", "ans", "judge")
+               for labels in inputs.values() for lb in labels):
+            self.an.self_fed.add(origin.key)
+        if (role is not Role.EVALUATOR or origin.key in self.an.structural) and not any(
+                lb.kind == "genctx" for labels in inputs.values() for lb in labels):
             src = next((lb.origin for labels in inputs.values() for lb in labels
                         if lb.kind in ("gen", "llm", "ans") and lb.origin is not None
                         and lb.origin.key != origin.key), None)
