@@ -238,3 +238,46 @@ def test_mistral_calls_count_only_in_a_module_importing_mistralai() -> None:
     assert framework_evaluator("uptrain.EvalLLM") == "uptrain"
     assert framework_evaluator("uptrain.framework.evalllm.EvalLLM") == "uptrain"
     assert framework_evaluator("mylib.EvalLLM") is None
+
+
+def test_a_call_that_reads_a_draft_and_stops_the_loop_is_an_evaluator(tmp_path: Path) -> None:
+    code = GEN_HELPER + """
+
+def improve(task):
+    draft = ask([{"role": "user", "content": task}])
+    for _ in range(3):
+        check = ask([{"role": "user", "content": f"Good enough? YES or NO.\\n{draft}"}])
+        if "YES" in check:
+            break
+        draft = ask([{"role": "user", "content": f"Fix it: {draft}\\n{check}"}])
+    return draft
+"""
+    result = lint(tmp_path, {"m.py": code}, {"EL301", "EL502"})
+    assert found(result) == [("EL301", "m.py", 14), ("EL502", "m.py", 18)]
+    [f] = [f for f in result.findings if f.code == "EL301"]
+    assert any("decides when the loop stops" in e for e in f.evidence)
+    # the same calls with a score stored under a verdict name
+    scored = code.replace('if "YES" in check:\n            break\n', "verdict = check\n")
+    assert [c for c, _, _ in found(lint(tmp_path, {"m.py": scored}, {"EL301"}))] == ["EL301"]
+
+
+def test_kernel_languages() -> None:
+    from evallint.pyflow.notebook import is_python
+
+    assert not is_python("typescript") and not is_python("R")
+    assert is_python("python3") and is_python("coconut") and is_python("unknown-lang")
+
+
+def test_a_model_refining_its_own_output_is_no_evaluator_of_it(tmp_path: Path) -> None:
+    code = GEN_HELPER + """
+
+def polish(topic):
+    notes = ask([{"role": "user", "content": topic}])
+    text = ""
+    for _ in range(3):
+        text = ask([{"role": "user", "content": f"Improve this, or say STOP: {notes} {text}"}])
+        if "STOP" in text:
+            break
+    return text
+"""
+    assert found(lint(tmp_path, {"m.py": code}, {"EL301", "EL201", "EL202"})) == []

@@ -63,6 +63,9 @@ THINK_ATTRS = {"thinking", "reasoning", "reasoning_content", "redacted_thinking"
 SCORE_KEYS = {"score", "scores", "rating", "ratings", "points"}
 PASS_KEYS = {"pass", "passed", "passes", "is_pass", "pass_", "passing", "success", "approved",
              "accept", "accepted", "is_correct", "correct", "ok"}
+# A name that holds a verdict: an LLM call's result stored or read under one is a judgement
+VERDICT_TOKENS = SCORE_KEYS | PASS_KEYS | {"verdict", "verdicts", "grade", "grades",
+                                           "judgment", "judgement", "approval"}
 CTX_TOKENS = {"steps", "intermediate", "trace", "scratchpad", "trajectory", "transcript",
               "history", "toolcalls", "tool", "chain"}
 PROMPTISH = {"prompt", "rubric", "criteria", "criterion", "template", "tmpl", "instructions",
@@ -207,6 +210,11 @@ class Analysis:
         self.chats: dict[tuple[str, str, int], tuple[str | None, str]] = {}
         # chat objects that are an evaluation framework's evaluator (uptrain ``EvalLLM``)
         self.framework: dict[tuple[str, str, int], str] = {}
+        # LLM calls that are evaluators by structure (their input holds another LLM call's
+        # output and their result becomes a score, a verdict or a loop's decision): why
+        self.structural: dict[tuple[str, str, int], str] = {}
+        # LLM calls that read their own earlier output (a model refining its own work)
+        self.self_fed: set[tuple[str, str, int]] = set()
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         self.result = Result()
 
@@ -400,6 +408,9 @@ class Analysis:
             epoch = self._epoch()
             interp = Interp(self, mod, fn, report=False)
             new = interp.run()
+            if interp.structural and key not in queued:  # its calls' roles changed: again
+                queue.append(key)
+                queued.add(key)
             if interp.touched or runs[key] == 8:
                 self._quiet.pop(key, None)
             else:
@@ -593,6 +604,9 @@ class Interp:
         # an LLM call here rewrites a judge prompt, writes evaluations, or judges the input:
         # the function's name does not make it the loop's generator or evaluator
         self.meta = False
+        # LLM calls (origin keys) whose input holds another LLM call's output: that output
+        self.fed: dict[tuple[str, str, int], Origin] = {}
+        self.structural = False  # this run found an evaluator by structure
         own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
         self.own_configured = own is not None
         self.own_evidence: tuple[str, ...]
@@ -647,6 +661,9 @@ class Interp:
             if self.opens or self.handles:
                 self.note_handles(step)
             ref = self.local_ref(step.value.ref)
+            if self.fed and any(set(name_tokens(t.rsplit(".", 1)[-1])) & VERDICT_TOKENS
+                                for t in step.targets):
+                self.note_verdict(value, f"is stored as `{step.targets[0]}`", step.pos)
             for t in step.targets:
                 old = self.local_vals.get(t, ()) if step.aug or step.weak else ()
                 self.local_vals[t] = (*old, step.value)[-8:]
@@ -669,6 +686,10 @@ class Interp:
         elif isinstance(step, If):
             test = self.eval(step.test)
             self.check_pass_test(step.test, test, step.pos)
+            if self.fed and self.loop_stack and (step.test.compares or step.test.strings) and any(
+                    isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "break")
+                    for x in step.body):
+                self.note_verdict(test, "decides when the loop stops", step.pos)
             before = self.snapshot()
             self.block(step.body)
             after_body = self.snapshot()
@@ -727,6 +748,8 @@ class Interp:
             elif loop.test is not None:
                 test = self.eval(loop.test)
                 self.check_pass_test(loop.test, test, loop.pos)
+                if self.fed and (loop.test.compares or loop.test.strings):
+                    self.note_verdict(test, "decides whether the loop goes on", loop.pos)
             self.block(loop.body)
             self.join(*entry)
             entry = self.snapshot()
@@ -835,10 +858,27 @@ class Interp:
             out.add(L("rubric", o, name=path))
         return frozenset(out)
 
+    def note_verdict(self, labels: frozenset[L], how: str, pos: Pos) -> None:
+        """An LLM call of no named role whose input holds another LLM call's output and whose
+        result ``how`` (becomes a score, a verdict, a loop's decision) evaluates that output."""
+        for lb in labels:
+            o = lb.origin
+            if lb.kind not in ("llm", "gen") or o is None or o.key not in self.fed or \
+                    o.key in self.an.structural or o.key in self.an.self_fed:
+                continue
+            src = self.fed[o.key]
+            self.an.structural[o.key] = (
+                f"its input holds the output of the LLM call at {where(src.path, src.pos)} and "
+                f"its result {how} ({where(self.path, pos)})")
+            self.structural = True
+            self.touched = True
+
     def access(self, labels: frozenset[L], rest: list[str]) -> set[L]:
         if not rest:
             return set(labels)
         low = [r.lower() for r in rest]
+        if self.fed and {t for r in low for t in name_tokens(r)} & VERDICT_TOKENS:
+            self.note_verdict(labels, f"is read as `{'.'.join(rest)}`", self.cur)
         out: set[L] = set()
         meta = bool(METADATA_ATTRS & set(low)) and not (THINK_ATTRS & set(low))
         think = bool(THINK_ATTRS & set(low))
@@ -1300,6 +1340,8 @@ class Interp:
                         seen.add(("local", id(self.local_vals[root])))
                         work.extend((x, fn, depth + 1) for x in self.local_vals[root])
                     continue
+                if fn is not None and root in fn.locals:
+                    continue  # a parameter or a local not bound yet: not the module's constant
                 cv = self.mod.facts.constants.get(root)
                 if cv is not None and ("const", id(cv)) not in seen:
                     seen.add(("const", id(cv)))
@@ -1359,16 +1401,19 @@ class Interp:
         if any(_META_TEXT.search(t) for t in texts):
             self.meta = True
             return Role.UNKNOWN, ()
-        role, evidence = self.role_evidence(model, system, prompts)
+        key = (self.path, self.fn.name, c.id)
+        why = None if key in self.an.self_fed else self.an.structural.get(key)
+        role, evidence = self.role_evidence(model, system, prompts, why)
         if role is Role.EVALUATOR and judges_input(texts):
             self.meta = True
             return Role.UNKNOWN, ()
         return role, evidence
 
-    def role_evidence(self, model: Val | None, system: Val | None,
-                      prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
+    def role_evidence(self, model: Val | None, system: Val | None, prompts: list[Val],
+                      structural: str | None = None) -> tuple[Role, tuple[str, ...]]:
         """The role from names and texts: the model's name, the system prompt, the
-        function's own name, then the prompt."""
+        function's own name, the call's structure (``structural``: why it evaluates another
+        call's output), then the prompt."""
         if model is not None:
             for n in model.names:
                 r = role_from_name(n.split(".")[-1])
@@ -1380,6 +1425,8 @@ class Interp:
                 return r, ev
         if self.own_role is not Role.UNKNOWN and self.prev_n <= 1:
             return self.own_role, self.own_evidence
+        if structural is not None:
+            return Role.EVALUATOR, (structural,)
         roles: set[Role] = set()
         evs: list[str] = []
         for v in prompts:
@@ -1566,6 +1613,20 @@ class Interp:
                   obj: Origin | None = None) -> None:
         """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
         self.touched = True
+        # a call that reads another call's output may evaluate it (see ``note_verdict``),
+        # unless it continues that call's conversation (its history or system prompt) or
+        # reads its own earlier output: then it is the generator reflecting on its own work
+        if any(lb.origin is not None and lb.origin.key == origin.key
+               and lb.kind in ("gen", "llm", "ans", "judge")
+               for labels in inputs.values() for lb in labels):
+            self.an.self_fed.add(origin.key)
+        if (role is not Role.EVALUATOR or origin.key in self.an.structural) and not any(
+                lb.kind == "genctx" for labels in inputs.values() for lb in labels):
+            src = next((lb.origin for labels in inputs.values() for lb in labels
+                        if lb.kind in ("gen", "llm", "ans") and lb.origin is not None
+                        and lb.origin.key != origin.key), None)
+            if src is not None:
+                self.fed[origin.key] = src
         r = "evaluator" if role is Role.EVALUATOR else "generator"
         self.called.add(r)
         if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):

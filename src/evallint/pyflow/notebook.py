@@ -110,9 +110,21 @@ def notebook_language(data: dict[str, object]) -> str:
     return "python"
 
 
+# Kernel languages whose cells are not Python. Others (``python3``, ``ipython``, Python
+# supersets such as ``coconut``, or a language evallint does not know) are read as Python:
+# a cell that does not parse is then left out with a note, as in any notebook.
+OTHER_LANGUAGES = frozenset({
+    "typescript", "javascript", "r", "julia", "scala", "java", "kotlin", "groovy", "c", "c++",
+    "cpp", "c#", "csharp", "f#", "fsharp", "go", "rust", "swift", "dart", "ruby", "perl",
+    "php", "lua", "bash", "sh", "shell", "zsh", "powershell", "sql", "haskell", "ocaml",
+    "clojure", "elixir", "erlang", "matlab", "octave", "wolfram language", "mathematica",
+    "stata", "sas", "spss", "nim", "zig", "prolog", "racket", "scheme", "common lisp",
+})
+
+
 def is_python(language: str) -> bool:
-    """``python``, ``python3``, ``ipython3``, ``Python 3``: a Python kernel."""
-    return "python" in language.replace(" ", "")
+    """Are this kernel's cells Python (or close enough to read as Python)?"""
+    return language.strip().lower() not in OTHER_LANGUAGES
 
 
 def join_cells(text: str) -> JoinedNotebook:
