@@ -77,6 +77,8 @@ def codes(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, str, int]]:
     ("plugins/x/skills/review/helper.md", "---\nname: r\ndescription: d\nmodel: haiku\n---\n",
      False),
     ("plugins/x/commands/review.md", "---\nname: r\ndescription: d\nmodel: haiku\n---\n", False),
+    # but a bundle's own agents/ folder holds agents, even inside a skill
+    ("skills/scanning/agents/auditor.md", "---\nname: auditor\ndescription: d\n---\n", True),
     # docs pages and blog posts keep their own keys
     ("docs/agents/judge.md", "---\ntitle: Judges\nname: judge\ndescription: d\n---\n", False),
     ("blog/judges.md", "---\nname: judges\ndescription: A post.\n---\n", False),

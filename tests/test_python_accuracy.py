@@ -281,3 +281,21 @@ def polish(topic):
     return text
 """
     assert found(lint(tmp_path, {"m.py": code}, {"EL301", "EL201", "EL202"})) == []
+
+
+def test_a_docstring_line_that_reads_like_a_magic_stays_text() -> None:
+    """IPython rewrites magics, never the inside of a string: a docstring line starting with
+    ``who`` (a magic's name) must not be blanked, or the cell would stop parsing."""
+    import ast
+    import json
+
+    from evallint.pyflow.notebook import join_cells
+
+    src = ('def route(state):\n    """Choose the next node.\n\n'
+           'who can re-route a request is decided here\n    """\n    return state\n')
+    nb = json.dumps({"cells": [{"cell_type": "code", "source": src},
+                               {"cell_type": "code", "source": "%who\nx = 1\n"}]})
+    code = join_cells(nb).code
+    assert "who can re-route" in code
+    assert "%who" not in code  # a real magic line is still rewritten
+    ast.parse(code)

@@ -258,12 +258,17 @@ def _export_blobs(git_dir: Path, commit: str, dest: Path) -> int:
     return missing
 
 
+_ENTRY = "import sys; del sys.path[0]; from evallint.__main__ import main; main()"
+
+
 def run_evallint(tree: Path) -> list[dict[str, Any]]:
     """This interpreter's evallint on the tree root; raises RuntimeError on a tool error.
 
     A tree where evallint recognises no file at all is a result (nothing found), not an error.
     """
-    proc = subprocess.run([sys.executable, "-m", "evallint", "check", "--no-cache",
+    # Not ``python -m``: that puts the tree first on sys.path, and a repository's own
+    # ``types.py`` or ``json.py`` would then shadow the standard library (openai/simple-evals).
+    proc = subprocess.run([sys.executable, "-c", _ENTRY, "check", "--no-cache",
                            "--output-format", "json", "."],
                           cwd=tree, capture_output=True, text=True)
     if proc.returncode == 2 and "no files to check" in proc.stderr:

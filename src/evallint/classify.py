@@ -108,7 +108,8 @@ _PROMPTFOO_GRADED = re.compile(
 
 # --------------------------------------------------------------------------- agent definitions
 
-# Folders whose markdown is a skill or a slash command, never a sub-agent definition.
+# Folders whose markdown is a skill or a slash command, not a sub-agent definition (unless an
+# agents/ folder inside them says otherwise).
 _NOT_AGENT_DIRS = frozenset({"skills", "commands"})
 # Front matter keys of docs pages and blog posts (static-site generators), not of agents.
 _DOC_KEYS = frozenset({
@@ -144,7 +145,12 @@ def is_agent_definition(rel: str, head: str) -> bool:
     """
     p = PurePosixPath(rel)
     parts = [s.lower() for s in p.parts[:-1]]
-    if p.name.lower() == "skill.md" or set(parts) & _NOT_AGENT_DIRS:
+    if p.name.lower() == "skill.md":
+        return False
+    # the nearest of agents/, skills/, commands/ decides: a bundle's own agents/ folder (as in
+    # skills/scanning/agents/auditor.md) holds agents; markdown in a skill or command does not
+    nearest = next((d for d in reversed(parts) if d in _NOT_AGENT_DIRS or d == "agents"), "")
+    if nearest in _NOT_AGENT_DIRS:
         return False
     if p.name.lower().split(".")[0] in _DOC_NAMES:
         return False

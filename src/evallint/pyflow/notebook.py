@@ -11,8 +11,10 @@ not parse is blanked by the front-end (:meth:`JoinedNotebook.blank`) and reporte
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 from evallint import suppress
@@ -127,6 +129,20 @@ def is_python(language: str) -> bool:
     return language.strip().lower() not in OTHER_LANGUAGES
 
 
+def _string_lines(src: str) -> set[int]:
+    """0-based lines of ``src`` that continue a multi-line string: a line there that reads
+    like a magic (``who ...``) is the string's text. Tokenizing stops quietly where the cell
+    stops being Python (a magic IPython would rewrite): what was seen before still counts."""
+    inside: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                inside.update(range(tok.start[0], tok.end[0]))  # rows are 1-based
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    return inside
+
+
 def join_cells(text: str) -> JoinedNotebook:
     """Parse notebook JSON and join its code cells; bad JSON raises ParseError."""
     try:
@@ -154,10 +170,14 @@ def join_cells(text: str) -> JoinedNotebook:
         if lines[0].lstrip().startswith("%%"):
             lines = [""] * len(lines)
         cont = False  # a magic's line ended with a backslash: IPython joins the next line
-        for raw in lines:
+        in_string = _string_lines(src)
+        for i, raw in enumerate(lines):
             if cont:
                 out.append("")
                 cont = raw.rstrip().endswith("\\")
+                continue
+            if i in in_string:  # "who can re-route..." inside a docstring is text, not a magic
+                out.append(raw)
                 continue
             m = _MAGIC.match(raw)
             indent = m.group(1) if m else automagic(raw)
