@@ -221,12 +221,8 @@ class Analysis:
     # ------------------------------------------------------------------ relevance
 
     def _resolves_to(self, qualified: str, targets: set[str], near: str) -> bool:
-        parts = qualified.split(".")
-        for cut in range(len(parts), 0, -1):
-            mod = self.tables.module(".".join(parts[:cut]), near)
-            if mod is not None:
-                return mod.path in targets
-        return False
+        mod = self.tables.owner(qualified, near)
+        return mod is not None and mod.path in targets
 
     def _relevant(self) -> set[str]:
         """Modules worth interpreting: those with an SDK-like call, and those importing them
@@ -295,17 +291,8 @@ class Analysis:
 
     def _import_targets(self, m: Module) -> tuple[str | None, ...]:
         """The module each import of ``m`` resolves to in the current tables."""
-        out: list[str | None] = []
-        for value in m.facts.imports.values():
-            parts = value.split(".")
-            found: str | None = None
-            for cut in range(len(parts), 0, -1):
-                hit = self.tables.module(".".join(parts[:cut]), m.path)
-                if hit is not None:
-                    found = hit.path
-                    break
-            out.append(found)
-        return tuple(out)
+        owners = (self.tables.owner(value, m.path) for value in m.facts.imports.values())
+        return tuple(o.path if o is not None else None for o in owners)
 
     def static_chat(self, mod: Module, name: str, depth: int = 0) -> frozenset[L]:
         """Chat model labels of a module-level name or ``Class.attr`` (``llm = ChatOpenAI(...)``,

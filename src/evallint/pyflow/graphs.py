@@ -20,6 +20,7 @@ from evallint.facts import Pos
 from evallint.pyflow.ir import FunctionIR, If, Loop, PythonFacts, Return, Step, Val
 from evallint.pyflow.relevance import function_role
 from evallint.pyflow.results import Result
+from evallint.pyflow.summaries import Tables
 from evallint.roles import Role, name_tokens
 
 _START, _END = "__start__", "__end__"
@@ -52,12 +53,15 @@ def graph_loops(modules: Iterable[PythonFacts], result: Result) -> Iterator[Grap
     """Every unbounded-or-bounded generator/evaluator cycle in the LangGraph graphs of
     ``modules`` (the check keeps the unbounded ones)."""
     modules = [m for m in modules if m.analyzed]
+    graph_modules = [m for m in modules
+                     if any(v.split(".")[0] == "langgraph" for v in m.imports.values())]
+    if not graph_modules:
+        return
     roles = _node_roles(result)
-    for facts in modules:
-        if not any(v.split(".")[0] == "langgraph" for v in facts.imports.values()):
-            continue
+    tables = Tables(modules)
+    for facts in graph_modules:
         for graph in _graphs(facts):
-            yield from _cycles(facts, graph, _Roles(facts, modules, roles))
+            yield from _cycles(facts, graph, _Roles(facts, tables, roles))
 
 
 def _graphs(facts: PythonFacts) -> Iterator[_Graph]:
@@ -130,10 +134,10 @@ def _node_roles(result: Result) -> dict[tuple[str, str], set[Role]]:
 class _Roles:
     """The role of a node function, defined in the graph's module or imported into it."""
 
-    def __init__(self, facts: PythonFacts, modules: list[PythonFacts],
+    def __init__(self, facts: PythonFacts, tables: Tables,
                  roles: dict[tuple[str, str], set[Role]]) -> None:
         self.facts = facts
-        self.modules = modules
+        self.tables = tables
         self.roles = roles
 
     def __call__(self, fn_name: str) -> Role | None:
@@ -158,14 +162,9 @@ class _Roles:
         target = self.facts.imports.get(root)
         if not target:
             return None
-        parts = (f"{target}.{rest}" if rest else target).split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            mod_name, name = ".".join(parts[:cut]), ".".join(parts[cut:])
-            for m in self.modules:
-                if (m.module == mod_name or m.module.endswith("." + mod_name)) and \
-                        name in m.function_names:
-                    return m.path, name
-        return None
+        found = self.tables.function_name(f"{target}.{rest}" if rest else target,
+                                          self.facts.path)
+        return (found[0].path, found[1]) if found is not None else None
 
 
 def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:

@@ -115,6 +115,15 @@ class Tables:
             return found[0]
         return max(found, key=lambda m: (_common(m.path, near), -len(m.path)))
 
+    def owner(self, qualified: str, near: str = "") -> Module | None:
+        """The module that ``pkg.mod.name`` lives in: its longest prefix naming a module."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            mod = self.module(".".join(parts[:cut]), near)
+            if mod is not None:
+                return mod
+        return None
+
     def function_name(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and the
         function's name in it, without decoding any module's code tree."""
