@@ -234,7 +234,8 @@ def _summary(findings: list[Any], files: int, cached: int) -> str:
 @main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Explain every rule.")
-@click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text")
+@click.option("--output-format", type=click.Choice(["text", "json", "markdown", "table"]),
+              default="text", help="table: the family table that ARCHITECTURE.md embeds.")
 def rule(code: str | None, show_all: bool, output_format: str) -> None:
     """Explain a rule: what it does, why it matters, an example and the fix."""
     import json
@@ -268,7 +269,29 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     if output_format == "markdown":
         click.echo(rules_markdown(chosen), nl=False)
         return
+    if output_format == "table":
+        click.echo(rules_table(chosen), nl=False)
+        return
     click.echo("\n".join(m.doc() for m in chosen), nl=False)
+
+
+FAMILIES = {"1": "EL1xx templates", "2": "EL2xx data flow", "3": "EL3xx models",
+            "4": "EL4xx tools", "5": "EL5xx loop", "6": "EL6xx contracts and specs",
+            "9": "EL9xx tool health"}
+
+
+def rules_table(metas: list[Any]) -> str:
+    """One row per rule family, each code with its name (ARCHITECTURE.md embeds this between
+    its rule-table markers, and a test keeps the two equal, as docs/rules.md is kept)."""
+    rows: dict[str, list[str]] = {}
+    for m in sorted(metas, key=lambda m: m.code):
+        digit = m.code[2:3] if m.code.startswith("EL") else ""
+        family = FAMILIES.get(digit, "other")
+        note = "" if m.default else " (off by default)"
+        rows.setdefault(family, []).append(f"{m.code} {m.name}{note}")
+    out = ["| family | codes |", "|---|---|"]
+    out += [f"| {family} | {' · '.join(codes)} |" for family, codes in rows.items()]
+    return "\n".join(out) + "\n"
 
 
 def rules_markdown(metas: list[Any]) -> str:
