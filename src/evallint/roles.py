@@ -7,6 +7,7 @@ finding can say *why* evallint believes a file is a judge.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -34,16 +35,36 @@ class RoleInfo:
         return self.role is Role.GENERATOR
 
 
-# Words that name the evaluator side. Matched as whole tokens of a name split on
-# non-alphanumerics and camelCase, never as substrings ("scoreboard" is not "score").
-EVALUATOR_WORDS = frozenset(
-    {
-        "evaluator", "evaluate", "evaluation", "eval", "evals", "judge", "judging", "grader",
-        "grade", "grading", "critic", "critique", "rubric", "scorer", "score", "scoring",
-        "reviewer", "review", "verifier", "verify", "rater", "rate", "rating", "assess",
-        "assessor", "assessment",
-    }
-)
+# ---------------------------------------------------------------------------- name words
+#
+# One vocabulary for names (files, functions, variables, agents), with per-kind weights:
+#
+# | kind                          | judge words that decide alone | need a text cue      |
+# |-------------------------------|-------------------------------|----------------------|
+# | Python names, prompt names    | EVALUATOR_WORDS               | (none)               |
+# | agent names                   | STRONG_JUDGE_WORDS            | WEAK_JUDGE_WORDS     |
+#
+# An agent catalogue names its code reviewers, test verifiers and auditors with the weak words,
+# and those agents build or check code rather than grade a generator's work, so an agent needs
+# a scoring or reviewing cue in its description for them. Makers: GENERATOR_WORDS for Python and
+# prompt names; AGENT_MAKER_WORDS for agents, whose names are nouns ("developer", "author")
+# rather than the verbs a function is named with.
+
+# Tokens that make an agent a judge on their own.
+STRONG_JUDGE_WORDS = frozenset({
+    "evaluator", "evaluate", "evaluation", "eval", "evals", "judge", "judging", "grader",
+    "grade", "grading", "critic", "critique", "rubric", "scorer", "scoring", "rater",
+    "assessor",
+})
+# Tokens that name a judge only with a scoring or reviewing cue (agents).
+WEAK_JUDGE_WORDS = frozenset({"reviewer", "review", "verifier", "verify", "assess",
+                              "assessment", "score", "rating", "auditor", "audit", "checker",
+                              "inspector"})
+# Words that name the evaluator side in Python and prompt names. Matched as whole tokens of a
+# name split on non-alphanumerics and camelCase, never as substrings ("scoreboard" is not
+# "score"). The auditing words are left out: in code they name type and spell checkers.
+EVALUATOR_WORDS = (STRONG_JUDGE_WORDS | WEAK_JUDGE_WORDS | {"rate"}) - {
+    "auditor", "audit", "checker", "inspector"}
 GENERATOR_WORDS = frozenset(
     {
         "generator", "generate", "generation", "writer", "write", "draft", "drafter",
@@ -51,6 +72,11 @@ GENERATOR_WORDS = frozenset(
         "builder", "coder", "optimizer", "refine", "refiner", "producer", "responder",
     }
 )
+AGENT_MAKER_WORDS = frozenset({
+    "generator", "generate", "generation", "writer", "drafter", "answerer", "solver", "actor",
+    "implementer", "implementor", "builder", "coder", "developer", "refiner", "producer",
+    "responder", "author",
+})
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
@@ -126,3 +152,142 @@ def prompt_name_role(name: str) -> tuple[Role, str]:
     if gen and not ev:
         return Role.GENERATOR, gen[0]
     return Role.UNKNOWN, ""
+
+
+# ---------------------------------------------------------------------------- text evidence
+#
+# One vocabulary and one set of sentence cues for every kind of file: a prompt file, an agent's
+# body, a Python string handed to an SDK and a template named from a config read the same
+# sentence the same way (tests/test_roles.py feeds one table of sentences through each kind).
+# What differs per kind is only how much a cue weighs next to the kind's other evidence (a
+# file name, an agent's description, a call's structure), which each front-end decides.
+
+# Nouns that name the judge when the text says who the model is ("You are a strict verifier").
+JUDGE_NOUNS = frozenset(
+    {"evaluator", "judge", "grader", "critic", "scorer", "rater", "assessor", "reviewer",
+     "verifier"}
+)
+# Nouns that name the side that makes the work ("You are the Refiner").
+MAKER_NOUNS = frozenset(
+    {"generator", "writer", "refiner", "reviser", "rewriter", "drafter", "solver", "answerer",
+     "responder", "author", "implementer", "builder", "developer", "coder", "planner"}
+)
+# What a judge is told to judge: the candidate's text.
+CANDIDATE_NOUNS = frozenset(
+    {"response", "answer", "output", "completion", "submission", "candidate", "draft"}
+)
+
+
+def _identity(nouns: frozenset[str]) -> re.Pattern[str]:
+    return re.compile(
+        r"\byou(?:'re|\s+are)\s+(?:now\s+|acting\s+as\s+)?(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
+        r"[*_]{0,2}(?:[\w-]+\s+)?(" + "|".join(sorted(nouns)) + r")\b", re.I)
+
+
+JUDGE_IDENTITY = _identity(JUDGE_NOUNS)
+MAKER_IDENTITY = _identity(MAKER_NOUNS)
+# "Score the response", "Evaluate each answer": an instruction to judge the candidate's text.
+JUDGE_TASK = re.compile(
+    r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
+    r"(?:[\w-]+\s+){0,2}?(" + "|".join(sorted(CANDIDATE_NOUNS)) + r")s?\b", re.I)
+# A scale or a rubric: supports a judge, never makes one on its own.
+SCALE_CUES = (
+    re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
+               r"\s*\d+|\b\d+\s*(?:-|–|to)\s*\d+\s+scale\b", re.I),
+    re.compile(r"\brubric\b", re.I),
+)
+_REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "that", "then",
+                       "later", "must", "should", "can", "shall"})
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A sentence of the text that states a role: where it is and what it says."""
+
+    role: Role
+    start: int
+    end: int
+    text: str
+    word: str = ""  # the noun or verb that carries it ("verifier", "score")
+
+    @property
+    def snippet(self) -> str:
+        return snippet(self.text)
+
+
+def snippet(text: str) -> str:
+    """One line of at most 60 characters, for evidence messages."""
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def reported_speech(text: str, start: int) -> bool:
+    """'a judge will score the answer' describes a judge; it does not instruct one."""
+    before = [w.lower() for w in text[max(0, start - 40):start].split()]
+    if before[-2:-1] in (["is"], ["are"]) and before[-1] == "to":
+        return False  # "Your task is to evaluate the code" sets the task
+    return bool(before) and before[-1] in _REPORTED
+
+
+def first_direct(pattern: re.Pattern[str], text: str, role: Role) -> Cue | None:
+    """The first match of ``pattern`` that instructs the model rather than describes someone."""
+    for m in pattern.finditer(text):
+        if not reported_speech(text, m.start()):
+            word = (m.group(1) or "").lower() if m.groups() else ""
+            return Cue(role, m.start(), m.end(), m.group(0), word)
+    return None
+
+
+def stated_identity(text: str) -> Cue | None:
+    """Who the text says the model is ("You are a grader"); None when it says neither, or
+    both sides (as :func:`content_role` reads such a text)."""
+    judge = first_direct(JUDGE_IDENTITY, text, Role.EVALUATOR)
+    maker = first_direct(MAKER_IDENTITY, text, Role.GENERATOR)
+    if judge is not None and maker is not None:
+        return None
+    return judge or maker
+
+
+def content_role(text: str) -> tuple[Role, list[Cue]] | None:
+    """The role a text states directly, or None when it states none.
+
+    The stated identity beats a task verb ("You are the Refiner ... address every point of the
+    critique of the response" is the generator); a text that names both sides is UNKNOWN with
+    both cues; a judging task on the candidate's text ("Score the response") is a judge. Scale
+    and rubric cues only add evidence to a judge found otherwise.
+    """
+    judge = first_direct(JUDGE_IDENTITY, text, Role.EVALUATOR)
+    maker = first_direct(MAKER_IDENTITY, text, Role.GENERATOR)
+    if judge is not None and maker is not None:
+        return Role.UNKNOWN, [judge, maker]
+    if maker is not None:
+        return Role.GENERATOR, [maker]
+    cues = [c for c in (judge, first_direct(JUDGE_TASK, text, Role.EVALUATOR)) if c is not None]
+    if not cues:
+        return None
+    return Role.EVALUATOR, cues
+
+
+def scale_cues(text: str, skip: Callable[[int], bool] | None = None) -> list[Cue]:
+    """Scale and rubric mentions (``skip`` leaves out offsets such as headings)."""
+    out: list[Cue] = []
+    for pattern in SCALE_CUES:
+        m = next((m for m in pattern.finditer(text) if skip is None or not skip(m.start())),
+                 None)
+        if m:
+            out.append(Cue(Role.EVALUATOR, m.start(), m.end(), m.group(0)))
+    return out
+
+
+def judge_text(text: str) -> Cue | None:
+    """The cue by which a text handed to a model makes that model a judge, else None: the
+    shared :func:`content_role` decision, or a "grading rubric" the text sets out."""
+    found = content_role(text)
+    if found is not None:
+        role, cues = found
+        return cues[0] if role is Role.EVALUATOR else None
+    m = _GRADING_RUBRIC.search(text)
+    return Cue(Role.EVALUATOR, m.start(), m.end(), m.group(0)) if m else None
+
+
+_GRADING_RUBRIC = re.compile(r"\b(?:grading|scoring|evaluation) rubric\b", re.I)

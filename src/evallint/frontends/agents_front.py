@@ -19,7 +19,16 @@ from evallint.facts import FileFacts, Pos
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.marks import Doc, PathT, load_json, load_yaml, split_front_matter
 from evallint.kinds import FileKind
-from evallint.roles import Role, RoleInfo, name_tokens, role_from_value
+from evallint.roles import (
+    AGENT_MAKER_WORDS,
+    Role,
+    RoleInfo,
+    name_tokens,
+    role_from_value,
+    stated_identity,
+)
+from evallint.roles import STRONG_JUDGE_WORDS as STRONG_EVAL
+from evallint.roles import WEAK_JUDGE_WORDS as WEAK_EVAL
 from evallint.source import SourceFile
 
 
@@ -237,26 +246,6 @@ def _continue(data: dict[str, Any], key: str, raw: str, line: int, doc: Doc) -> 
 
 # --------------------------------------------------------------------------- roles
 
-# Tokens that make an agent a judge on their own; "review"/"verify" need a scoring cue too,
-# because a code reviewer or a test verifier is usually not the grader of an eval loop.
-STRONG_EVAL = frozenset({
-    "evaluator", "evaluate", "evaluation", "eval", "evals", "judge", "judging", "grader",
-    "grade", "grading", "critic", "critique", "rubric", "scorer", "scoring", "rater",
-    "assessor",
-})
-WEAK_EVAL = frozenset({"reviewer", "review", "verifier", "verify", "assess", "assessment",
-                       "score", "rating", "auditor", "audit", "checker", "inspector"})
-GEN_WORDS = frozenset({
-    "generator", "generate", "generation", "writer", "drafter", "answerer", "solver", "actor",
-    "implementer", "implementor", "builder", "coder", "developer", "refiner", "producer",
-    "responder", "author",
-})
-_SELF = re.compile(
-    r"\byou\s+are\s+(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
-    r"(evaluator|judge|grader|critic|scorer|rater|assessor|reviewer|verifier|generator|writer|"
-    r"implementer|builder|developer|coder|solver|planner|author)\b",
-    re.I,
-)
 # Words that say an agent grades: "evaluate" and "rate" are left out, an auditor "evaluates
 # risks" and "rates severity" without grading anyone's work.
 _SCORING = re.compile(
@@ -287,7 +276,7 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     name = fm.get("name") if isinstance(fm.get("name"), str) else PurePosixPath(path).stem
     name = own_name(path, str(name))
     tokens = set(name_tokens(name))
-    ev_strong, ev_weak, gen = tokens & STRONG_EVAL, tokens & WEAK_EVAL, tokens & GEN_WORDS
+    ev_strong, ev_weak, gen = tokens & STRONG_EVAL, tokens & WEAK_EVAL, tokens & AGENT_MAKER_WORDS
     other = judges_other(lead) if ev_strong else ""
     if other:
         return RoleInfo(Role.UNKNOWN, [f"description: it judges {other}, not the work"])
@@ -299,12 +288,12 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     # Reviewing the work must be said in the description (its examples included): a long
     # body lists "code review findings" among the topics of any auditor.
     review_cue = "" if builds else judged_work(desc)
-    self_m = _SELF.search(body)
+    self_m = stated_identity(body)
     if self_m:
-        word = self_m.group(1).lower()
-        line = body_line + body.count("\n", 0, self_m.start())
-        ev = word in STRONG_EVAL | WEAK_EVAL | {"evaluator", "judge", "grader", "critic"}
-        evidence = [f"body line {line}: '{self_m.group(0).strip()}'"]
+        word = self_m.word
+        line = body_line + body.count("\n", 0, self_m.start)
+        ev = self_m.role is Role.EVALUATOR
+        evidence = [f"body line {line}: '{self_m.text.strip()}'"]
         if ev_weak:
             evidence.insert(0, f"agent name '{name}' (word '{sorted(ev_weak)[0]}')")
         if ev and (word not in WEAK_EVAL or scoring_cue or review_cue):
@@ -318,7 +307,7 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
         return RoleInfo(Role.EVALUATOR,
                         [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')", cue])
     judged = judged_work(lead)
-    if judged and not builds and not set(name_tokens(lead)) & GEN_WORDS and not gen:
+    if judged and not builds and not set(name_tokens(lead)) & AGENT_MAKER_WORDS and not gen:
         return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(desc)}'",
                                          f"it judges {judged}"])
     return RoleInfo(Role.UNKNOWN, [])

@@ -25,11 +25,19 @@ from evallint.frontends.mustache_front import parse_mustache
 from evallint.frontends.template_text import TextMap, fenced_spans, normalize_newlines
 from evallint.kinds import FileKind
 from evallint.roles import (
+    JUDGE_IDENTITY,
+    JUDGE_TASK,
+    Cue,
     Role,
     RoleInfo,
+    content_role,
+    first_direct,
     name_tokens,
     prompt_name_role,
+    reported_speech,
     role_from_value,
+    scale_cues,
+    snippet,
 )
 from evallint.source import SourceFile
 
@@ -87,15 +95,6 @@ _EXAMPLE_WORDS = frozenset({"example", "examples", "sample", "samples", "demonst
                             "demonstrations"})
 _CLAUSES = re.compile(r"\s*(?::|\s[-–—|]\s|[–—|])\s*")
 
-# "Score the response", "Evaluate each answer": an instruction to judge the candidate's text.
-_EV_TASK = re.compile(
-    r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
-    r"(?:[\w-]+\s+){0,2}?(response|answer|output|completion|submission|candidate)s?\b", re.I)
-_WEAK_CUES = [
-    re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
-               r"\s*\d+|\b\d+\s*(?:-|–|to)\s*\d+\s+scale\b", re.I),
-    re.compile(r"\brubric\b", re.I),
-]
 _BATCH_TEXT = re.compile(
     r"\bfor each (?:item|response|sample|case|submission|candidate|answer|output)\b"
     r"|\beach item\b|\bbatch of (?:items|responses|samples|outputs)\b", re.I,
@@ -584,7 +583,7 @@ _SCORE_WORDS = frozenset({"score", "scores", "rating", "ratings", "grade", "verd
 
 def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
     """Evidence in the text that the prompt evaluates something, else None."""
-    for cue in (_EV_IDENTITY, _EV_TASK, _EV_ACT):
+    for cue in (JUDGE_IDENTITY, JUDGE_TASK, _EV_ACT):
         m = _first_direct(cue, body)
         if m is not None:
             return _cue(m, tmap)
@@ -649,7 +648,7 @@ def evaluated_subjects(body: str) -> list[str]:
     # "Analyze the following {{ language }} code": a tag inside the phrase is not a word of it.
     body = _INLINE_TAG.sub("", body)
     for m in _EV_OBJECT.finditer(body):
-        if _reported_speech(body, m.start()):
+        if reported_speech(body, m.start()):
             continue
         words: list[str] = []
         for word in m.group(1).lower().split():
@@ -664,50 +663,33 @@ def evaluated_subjects(body: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-# A direct instruction: who the model is, or what it must do to the candidate's text.
-_EV_IDENTITY = re.compile(
-    r"\byou are (?:an?|the)\s+(?:[\w-]+\s+){0,3}?[*_]{0,2}(?:[\w-]+\s+)?"
-    r"(judge|grader|evaluator|critic|reviewer|rater|scorer|assessor|verifier)\b", re.I)
-_GEN_IDENTITY = re.compile(
-    r"\byou are (?:an?|the)\s+(?:[\w-]+\s+){0,3}?[*_]{0,2}(?:[\w-]+\s+)?"
-    r"(generator|writer|refiner|reviser|rewriter|drafter|solver|answerer|responder|author)\b",
-    re.I)
-
-
 def _content_role(body: str, tmap: TextMap) -> RoleInfo | None:
-    """The role content states directly; the model's stated identity beats a task verb."""
-    ev_id = _first_direct(_EV_IDENTITY, body)
-    gen_id = _first_direct(_GEN_IDENTITY, body)
-    if ev_id is not None and gen_id is not None:
-        return RoleInfo(Role.UNKNOWN, [f"content names both: {_cue(ev_id, tmap)}, "
-                                       f"{_cue(gen_id, tmap)}"])
-    if gen_id is not None:
-        # "You are the Refiner ... address every point of the critique of the response".
-        return RoleInfo(Role.GENERATOR, [_cue(gen_id, tmap)])
-    evidence = [_cue(m, tmap) for m in (ev_id, _first_direct(_EV_TASK, body))
-                if m is not None]
-    if not evidence:
+    """The role content states directly (:func:`evallint.roles.content_role`, shared by every
+    kind), with scale and rubric cues outside headings as further evidence of a judge."""
+    found = content_role(body)
+    if found is None:
         return None
-    evidence += _weak_evidence(body, tmap)
-    return RoleInfo(Role.EVALUATOR, evidence)
+    role, cues = found
+    if role is Role.UNKNOWN:
+        return RoleInfo(Role.UNKNOWN, ["content names both: "
+                                       + ", ".join(_cue(c, tmap) for c in cues)])
+    evidence = [_cue(c, tmap) for c in cues]
+    if role is Role.EVALUATOR:
+        evidence += _weak_evidence(body, tmap)
+    return RoleInfo(role, evidence)
 
 
-def _first_direct(cue: re.Pattern[str], body: str) -> re.Match[str] | None:
-    return next((m for m in cue.finditer(body) if not _reported_speech(body, m.start())), None)
+def _first_direct(pattern: re.Pattern[str], body: str) -> Cue | None:
+    return first_direct(pattern, body, Role.EVALUATOR)
 
 
-def _cue(m: re.Match[str], tmap: TextMap) -> str:
-    return f"content: '{_snippet(m.group(0))}' (line {tmap.pos(m.start()).line})"
+def _cue(c: Cue, tmap: TextMap) -> str:
+    return f"content: '{c.snippet}' (line {tmap.pos(c.start).line})"
 
 
 def _weak_evidence(body: str, tmap: TextMap) -> list[str]:
     """Scale and rubric cues outside headings (a heading cannot support itself)."""
-    out: list[str] = []
-    for cue in _WEAK_CUES:
-        m = next((m for m in cue.finditer(body) if not _in_heading(body, m.start())), None)
-        if m:
-            out.append(_cue(m, tmap))
-    return out
+    return [_cue(c, tmap) for c in scale_cues(body, lambda at: _in_heading(body, at))]
 
 
 def _in_heading(body: str, offset: int) -> bool:
@@ -752,23 +734,6 @@ def _folder_role(name: str) -> tuple[Role, str]:
     return Role.UNKNOWN, ""
 
 
-_REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "that", "then",
-                       "later", "must", "should", "can", "shall"})
-
-
-def _reported_speech(body: str, start: int) -> bool:
-    """'a judge will score the answer' describes a judge; it does not instruct one."""
-    before = [w.lower() for w in body[max(0, start - 40):start].split()]
-    if before[-2:-1] in (["is"], ["are"]) and before[-1] == "to":
-        return False  # "Your task is to evaluate the code" sets the task
-    return bool(before) and before[-1] in _REPORTED
-
-
-def _snippet(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 # ---------------------------------------------------------------------------- batches
 
 
@@ -784,4 +749,4 @@ def _find_batch(facts: PromptFileFacts, body: str, tmap: TextMap) -> None:
     m = _BATCH_TEXT.search(body)
     if m:
         facts.batch_pos = tmap.pos(m.start())
-        facts.batch_evidence = f"says '{_snippet(m.group(0))}'"
+        facts.batch_evidence = f"says '{snippet(m.group(0))}'"

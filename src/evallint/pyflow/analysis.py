@@ -52,7 +52,7 @@ from evallint.pyflow.providers import (
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
-from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
+from evallint.roles import EVALUATOR_WORDS, Role, judge_text, role_from_name
 from evallint.roles import name_tokens as _name_tokens
 
 METADATA_ATTRS = {"usage", "id", "model", "stop_reason", "finish_reason", "role", "type",
@@ -77,12 +77,15 @@ PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load
                "orjson.loads", "ujson.loads"}
 LOADER_TOKENS = {"open", "read", "load", "prompt", "template", "get", "text", "file", "path"}
 
-_JUDGE_TEXT = re.compile(
-    r"\byou are (?:an? |the )?(?:\w+ ){0,3}(?:judge|grader|evaluator|critic|reviewer|rater|"
-    r"assessor|scorer)\b|\bgrading rubric\b|\b(?:score|grade|evaluate|rate|assess) the "
-    r"(?:following )?(?:response|answer|output|submission|candidate|draft)",
-    re.IGNORECASE,
-)
+
+
+@lru_cache(maxsize=65536)
+def _judge_text(text: str) -> bool:
+    """A text that makes the model it is given to a judge, read as every kind reads it
+    (:func:`evallint.roles.judge_text`); cached, the interpreter asks for each string often."""
+    return judge_text(text) is not None
+
+
 _REASON_TEXT = re.compile(
     r"step[- ]by[- ]step|<(?:thinking|think|scratchpad|reasoning|thoughts?)>|"
     r"chain[- ]of[- ]thought|think (?:it )?through|"
@@ -804,7 +807,7 @@ class Interp:
         if val.scored:
             out.add(SCORE_ASKED)
         for s in val.strings:
-            if _JUDGE_TEXT.search(s):
+            if _judge_text(s):
                 o = Origin(self.path, self.cur, "an evaluator prompt text",
                            (self.path, self.fn.name, -1))
                 out.add(L("rubric", o, name="evaluator prompt text"))
@@ -894,7 +897,7 @@ class Interp:
                 if found is not None:
                     val = found[0].facts.constants[found[1]]
         out: set[L] = {SCORE_ASKED} if val is not None and val.scored else set()
-        if val is not None and val.text is not None and _JUDGE_TEXT.search(val.text):
+        if val is not None and val.text is not None and _judge_text(val.text):
             o = Origin(self.path, self.cur, f"`{root}` (an evaluator prompt)",
                        (self.path, self.fn.name, -1))
             out.add(L("rubric", o, name=root))
@@ -1427,7 +1430,7 @@ class Interp:
 
     def val_role(self, v: Val, what: str) -> tuple[Role, tuple[str, ...]]:
         for s in v.strings:
-            if _JUDGE_TEXT.search(s):
+            if _judge_text(s):
                 return Role.EVALUATOR, (f"{what} text \"{s[:40].strip()}…\"",)
         roles: set[Role] = set()
         ev: list[str] = []
@@ -1436,7 +1439,7 @@ class Interp:
             r = role_from_name(last)
             if r is Role.UNKNOWN:
                 const = self.mod.facts.constants.get(n.split(".")[0])
-                if const is not None and const.text and _JUDGE_TEXT.search(const.text):
+                if const is not None and const.text and _judge_text(const.text):
                     r = Role.EVALUATOR
             if r is not Role.UNKNOWN and (r is Role.GENERATOR or self.is_rubric_name(n)
                                           or (r is Role.EVALUATOR and what == "system prompt")):

@@ -1,0 +1,96 @@
+"""One role module: the same sentence is read the same way in every kind of file.
+
+Each row is a sentence; each column a kind (a prompt file, an agent's body, a Python system
+prompt, a Python user prompt). A kind may weigh a cue differently only where the role module's
+per-kind table says so (agents need a scoring or reviewing cue for the weak judge nouns), and
+Python text only ever makes a judge: a maker's text leaves the call to its other evidence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evallint.config import Config
+from evallint.frontends.agents_front import AgentFacts, parse_agent
+from evallint.frontends.prompt_files import PromptFileFacts, parse_prompt_file
+from evallint.frontends.python_front import parse_python
+from evallint.pyflow.analysis import Analysis
+from evallint.pyflow.ir import PythonFacts
+from evallint.roles import Role, content_role, judge_text
+from evallint.source import SourceFile
+
+E, G, U = Role.EVALUATOR, Role.GENERATOR, Role.UNKNOWN
+
+# sentence, prompt file, agent body, python (judge or not)
+TABLE = [
+    ("You are a strict verifier. Reply PASS or FAIL for the answer.", E, U, E),
+    ("You are an impartial judge. Read the answer and give it a score from 1 to 10.", E, E, E),
+    ("You're now the grader for this task.", E, E, E),
+    ("Score the response below on a scale of 1 to 5.", E, U, E),
+    ("You are the Refiner. Address every point of the critique of the response.", G, G, U),
+    ("You are an expert developer. Implement the feature described below.", G, G, U),
+    ("A judge will score the answer later, so write it carefully.", U, U, U),
+    ("You are a helpful assistant. Answer the user's question.", U, U, U),
+    ("You are a writer and also the judge of your own story.", U, U, U),
+]
+
+
+def _source(rel: str, text: str) -> SourceFile:
+    return SourceFile(Path(rel), rel, text, text.encode())
+
+
+def prompt_role(sentence: str) -> Role:
+    facts = parse_prompt_file(_source("prompts/step.prompt.md", sentence + "\n\n{{ item }}\n"),
+                              Config())
+    assert isinstance(facts, PromptFileFacts)
+    return facts.role.role
+
+
+def agent_role(sentence: str) -> Role:
+    text = ("---\nname: helper\ndescription: Helps with the task at hand.\ntools: Read\n---\n"
+            + sentence + "\n")
+    facts = parse_agent(_source(".claude/agents/helper.md", text), Config())
+    assert isinstance(facts, AgentFacts)
+    return facts.role.role
+
+
+def python_roles(sentence: str) -> tuple[Role, Role]:
+    """The role of a neutral call given the sentence as its system prompt, and as its prompt."""
+    code = (
+        "import anthropic\n\nclient = anthropic.Anthropic()\n\n\n"
+        "def step_one(text):\n"
+        f"    return client.messages.create(model='m', max_tokens=9, system={sentence!r},\n"
+        "                                  messages=[{'role': 'user', 'content': text}])\n\n\n"
+        "def step_two(text):\n"
+        f"    return client.messages.create(model='m', max_tokens=9, messages=[\n"
+        f"        {{'role': 'user', 'content': {sentence!r} + text}}])\n"
+    )
+    facts = parse_python(_source("steps.py", code), Config())
+    assert isinstance(facts, PythonFacts)
+    calls = {c.function: c.role for c in Analysis([facts], Config()).run().calls}
+    return calls["step_one"], calls["step_two"]
+
+
+@pytest.mark.parametrize(("sentence", "prompt", "agent", "python"), TABLE)
+def test_one_sentence_one_reading_in_every_kind(sentence: str, prompt: Role, agent: Role,
+                                                python: Role) -> None:
+    assert prompt_role(sentence) is prompt
+    assert agent_role(sentence) is agent
+    assert python_roles(sentence) == (python, python)
+    # the shared decision the kinds build on
+    found = content_role(sentence)
+    assert (found[0] if found else U) is prompt
+    assert (judge_text(sentence) is not None) is (python is E)
+
+
+def test_the_python_and_prompt_name_vocabularies_are_one() -> None:
+    from evallint.roles import (
+        EVALUATOR_WORDS,
+        STRONG_JUDGE_WORDS,
+        WEAK_JUDGE_WORDS,
+    )
+
+    assert STRONG_JUDGE_WORDS <= EVALUATOR_WORDS
+    assert {"auditor", "audit", "checker", "inspector"} == WEAK_JUDGE_WORDS - EVALUATOR_WORDS
