@@ -94,3 +94,16 @@ def test_the_python_and_prompt_name_vocabularies_are_one() -> None:
 
     assert STRONG_JUDGE_WORDS <= EVALUATOR_WORDS
     assert {"auditor", "audit", "checker", "inspector"} == WEAK_JUDGE_WORDS - EVALUATOR_WORDS
+
+
+@pytest.mark.parametrize(("sentence", "role"), [
+    ("You're a modifications reviewer. Summarise the list of changes below.", None),
+    ("You are a careful verifier. Restate the claim in plain words.", None),
+    ("You are a code reviewer. Give the patch a score from 1 to 5.", E),
+    ("You are a reviewer. Reply APPROVE or reject? Give a verdict.", E),
+])
+def test_a_reviewer_or_verifier_judges_only_beside_a_verdict(sentence: str,
+                                                            role: Role | None) -> None:
+    found = content_role(sentence)
+    assert (found[0] if found else None) is role
+    assert prompt_role(sentence) is (role or U)

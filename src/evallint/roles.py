@@ -167,6 +167,9 @@ JUDGE_NOUNS = frozenset(
     {"evaluator", "judge", "grader", "critic", "scorer", "rater", "assessor", "reviewer",
      "verifier"}
 )
+# Judge nouns that also name people who only read or check ("a modifications reviewer" who
+# summarises): as an identity they make a judge only with a verdict or judging cue beside them.
+WEAK_JUDGE_NOUNS = frozenset({"reviewer", "verifier"})
 # Nouns that name the side that makes the work ("You are the Refiner").
 MAKER_NOUNS = frozenset(
     {"generator", "writer", "refiner", "reviser", "rewriter", "drafter", "solver", "answerer",
@@ -196,6 +199,10 @@ SCALE_CUES = (
                r"\s*\d+|\b\d+\s*(?:-|–|to)\s*\d+\s+scale\b", re.I),
     re.compile(r"\brubric\b", re.I),
 )
+# A verdict the text asks for: what makes a reviewer's or verifier's text a judge's.
+VERDICT_CUE = re.compile(
+    r"\b(?:PASS|FAIL)\b|(?i:\bpass/fail\b|\bverdicts?\b|\bscores?\b|\bgrades?\b|\brating\b|"
+    r"\bcorrect or incorrect\b|\bapprove or reject\b|\baccept or reject\b)")
 _REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "that", "then",
                        "later", "must", "should", "can", "shall"})
 
@@ -253,8 +260,9 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
 
     The stated identity beats a task verb ("You are the Refiner ... address every point of the
     critique of the response" is the generator); a text that names both sides is UNKNOWN with
-    both cues; a judging task on the candidate's text ("Score the response") is a judge. Scale
-    and rubric cues only add evidence to a judge found otherwise.
+    both cues; a judging task on the candidate's text ("Score the response") is a judge. A
+    reviewer or verifier is a judge only beside a verdict, a judging task or a scale. Scale and
+    rubric cues only add evidence to a judge found otherwise.
     """
     judge = first_direct(JUDGE_IDENTITY, text, Role.EVALUATOR)
     maker = first_direct(MAKER_IDENTITY, text, Role.GENERATOR)
@@ -262,7 +270,12 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
         return Role.UNKNOWN, [judge, maker]
     if maker is not None:
         return Role.GENERATOR, [maker]
-    cues = [c for c in (judge, first_direct(JUDGE_TASK, text, Role.EVALUATOR)) if c is not None]
+    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR)
+    if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
+        verdict = VERDICT_CUE.search(text)
+        if verdict is None and not scale_cues(text):
+            judge = None
+    cues = [c for c in (judge, task) if c is not None]
     if not cues:
         return None
     return Role.EVALUATOR, cues
