@@ -87,13 +87,14 @@ def test_one_sentence_one_reading_in_every_kind(sentence: str, prompt: Role, age
 
 def test_the_python_and_prompt_name_vocabularies_are_one() -> None:
     from evallint.roles import (
+        AUDIT_WORDS,
         EVALUATOR_WORDS,
         STRONG_JUDGE_WORDS,
         WEAK_JUDGE_WORDS,
     )
 
     assert STRONG_JUDGE_WORDS <= EVALUATOR_WORDS
-    assert {"auditor", "audit", "checker", "inspector"} == WEAK_JUDGE_WORDS - EVALUATOR_WORDS
+    assert WEAK_JUDGE_WORDS - EVALUATOR_WORDS == AUDIT_WORDS
 
 
 @pytest.mark.parametrize(("sentence", "role"), [

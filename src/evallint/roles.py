@@ -59,12 +59,14 @@ STRONG_JUDGE_WORDS = frozenset({
 # Tokens that name a judge only with a scoring or reviewing cue (agents).
 WEAK_JUDGE_WORDS = frozenset({"reviewer", "review", "verifier", "verify", "assess",
                               "assessment", "score", "rating", "auditor", "audit", "checker",
-                              "inspector"})
+                              "inspector", "validator", "validate", "validation"})
+# Weak words that count for agents only: in code they name type checkers and input validators.
+AUDIT_WORDS = frozenset({"auditor", "audit", "checker", "inspector", "validator", "validate",
+                         "validation"})
 # Words that name the evaluator side in Python and prompt names. Matched as whole tokens of a
 # name split on non-alphanumerics and camelCase, never as substrings ("scoreboard" is not
 # "score"). The auditing words are left out: in code they name type and spell checkers.
-EVALUATOR_WORDS = (STRONG_JUDGE_WORDS | WEAK_JUDGE_WORDS | {"rate"}) - {
-    "auditor", "audit", "checker", "inspector"}
+EVALUATOR_WORDS = (STRONG_JUDGE_WORDS | WEAK_JUDGE_WORDS | {"rate"}) - AUDIT_WORDS
 GENERATOR_WORDS = frozenset(
     {
         "generator", "generate", "generation", "writer", "write", "draft", "drafter",

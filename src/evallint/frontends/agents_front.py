@@ -249,7 +249,7 @@ def _continue(data: dict[str, Any], key: str, raw: str, line: int, doc: Doc) -> 
 # Words that say an agent grades: "evaluate" and "rate" are left out, an auditor "evaluates
 # risks" and "rates severity" without grading anyone's work.
 _SCORING = re.compile(
-    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdicts?)\b",
+    r"\b(score[sd]?|scoring|grades?|grading|rubric|pass/fail|verdicts?|ratings)\b",
     re.I,
 )
 
@@ -306,6 +306,17 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
                else f"it reviews the work: {review_cue}")
         return RoleInfo(Role.EVALUATOR,
                         [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')", cue])
+    inspects = _INSPECTS.search(purpose(desc))
+    if inspects and not builds and not gen:
+        # An agent that inspects the work just made in the session ("invoke it after the app
+        # has been created or modified", "after generating large comments, verify them"), or
+        # that scores what it inspects.
+        fresh = _AFTER_WORK.search(purpose(desc))
+        if fresh or scoring_cue:
+            why = (f"it runs on fresh work: '{_clip(fresh.group(0), 60)}'" if fresh
+                   else "its description speaks of scores or ratings")
+            return RoleInfo(Role.EVALUATOR,
+                            [f"its description says it inspects: '{inspects.group(0)}'", why])
     judged = judged_work(lead)
     if judged and not builds and not set(name_tokens(lead)) & AGENT_MAKER_WORDS and not gen:
         return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(desc)}'",
@@ -322,6 +333,16 @@ _BUILDS = re.compile(
     r"achiev(?:e|es|ing)|fix(?:es|ing)?|optimi[sz](?:e|es|ing))\b",
     re.I,
 )
+# Inspecting something, said as a verb: what a reviewer or a validator says it does.
+_INSPECTS = re.compile(
+    r"\b(?:audit(?:s|ing)?|review(?:s|ing)?|assess(?:es|ing)?|evaluat(?:e|es|ing)|"
+    r"verif(?:y|ies|ying)|validat(?:e|es|ing)|analy[sz](?:e|es|ing)|inspect(?:s|ing)?|"
+    r"check(?:s|ing)?)\b", re.I)
+# Work just made in the session: "after generating large comments", "after the user creates
+# or modifies plugin components".
+_AFTER_WORK = re.compile(
+    r"\b(?:after|once)\s+(?:[\w'-]+\s+){0,8}?(?:generat|creat|writ|modif|add|implement|finish|"
+    r"complet|chang)\w*", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n\s*\n|\\n")
 
 
@@ -347,13 +368,13 @@ WORK_NOUNS = (
     "pull requests", "completion", "completions", "draft", "drafts", "generation",
     "generations", "solution", "solutions", "patch", "patches", "diff", "diffs", "essay",
     "essays", "result", "results", "changes", "deliverable", "deliverables", "attempt",
-    "attempts",
+    "attempts", "modifications", "artifacts", "design", "designs", "comments",
 )
 # Within one line: a phrase never runs from one bullet of a list into the next.
 _SP = r"[^\S\n]+"
 _WORK = "(?:" + "|".join(re.escape(w).replace(r"\ ", _SP) for w in WORK_NOUNS) + ")"
 _JUDGE_VERB = (r"(?:evaluat\w*|grad(?:e|es|ed|ing)|judg\w*|critiqu\w*|scor(?:e|es|ed|ing)|"
-               r"rat(?:e|es|ed|ing))")
+               r"rat(?:e|es|ed|ing)|verif(?:y|ies|ying)|validat(?:e|es|ing))")
 _FILLER = rf"(?:[A-Za-z][\w'-]*{_SP}){{0,3}}?"
 _REVIEW_VERB = r"(?:review(?:s|ed|ing)?)"
 _JUDGES_WORK = re.compile(
