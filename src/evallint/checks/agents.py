@@ -16,29 +16,10 @@ from evallint.frontends.agents_front import AgentFacts, SettingsFacts, ToolRef
 from evallint.kinds import FileKind
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import name_tokens
+from evallint.toolcaps import VERBS, capability, reported
 
 CORE_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
-REPORTED = ("write", "edit", "exec", "delegate")
 _ALIASES = {"sonnet": "claude-sonnet", "opus": "claude-opus", "haiku": "claude-haiku"}
-
-
-_VERBS = {"write": "can write files", "edit": "can edit files", "exec": "runs commands",
-          "delegate": "starts sub-agents, skills or commands that can write or execute",
-          "network": "reaches the network", "control": "controls background shells",
-          "read": "only reads"}
-
-
-def capability(name: str, params: dict[str, Any]) -> str | None:
-    """What a Claude Code tool can do (``write``, ``edit``, ``exec``, ``delegate``,
-    ``network``, ``control``, ``read``) from the EL401 table; None for a tool the table does not
-    know. Names in ``write_tools`` that the table does not know count as ``write``."""
-    table = {str(k).lower(): str(v).lower()
-             for k, v in (params.get("tool_capabilities") or {}).items()}
-    found = table.get(name.lower())
-    if found is not None:
-        return found
-    extra = {str(t).lower() for t in params.get("write_tools", [])}
-    return "write" if name.lower() in extra else None
 
 
 def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
@@ -46,17 +27,13 @@ def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
     name = tool.name
     if name == "*":
         return "'*' grants every tool"
+    cap = capability(name, params)
+    if cap is None or cap not in reported(params):
+        return None
     if name.lower().startswith("mcp__"):
         words = {str(w).lower() for w in params.get("mcp_write_words", [])}
-        parts = name.split("__")
-        if len(parts) < 3:
-            return None  # a whole server: its tools are not known statically
-        hit = set(name_tokens(parts[-1])) & words
-        return f"MCP tool '{name}' ({sorted(hit)[0]})" if hit else None
-    cap = capability(name, params)
-    reported = {str(c).lower() for c in params.get("reported_capabilities", REPORTED)}
-    if cap is None or cap not in reported:
-        return None
+        hit = set(name_tokens(name.split("__")[-1])) & words
+        return f"MCP tool '{name}' ({sorted(hit)[0]})"
     if cap == "exec" and tool.spec is not None:
         command = _command(tool)
         readonly = [" ".join(str(c).split()) for c in params.get("readonly_commands", [])]
@@ -65,7 +42,7 @@ def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
         return f"'{tool.text}' runs commands"
     if cap == "exec":
         return f"'{name}' runs any command"
-    return f"'{tool.text}' {_VERBS.get(cap, 'can write or execute')}"
+    return f"'{tool.text}' {VERBS.get(cap, 'can write or execute')}"
 
 
 def _evidence(facts: AgentFacts) -> list[str]:

@@ -10,13 +10,8 @@ from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import LLMCall, where
 from evallint.pyflow.summaries import Origin
 from evallint.registry import Context, Project, project_check
-from evallint.roles import Role, name_tokens
-
-# Server tool types of the Anthropic API that write or execute.
-WRITE_TOOL_TYPES = ("bash_", "text_editor_", "computer_", "code_execution_", "str_replace")
-WRITE_TOOL_WORDS = {"write", "edit", "exec", "execute", "shell", "bash", "command", "cmd",
-                    "delete", "remove", "rm", "patch", "modify", "save", "overwrite", "mkdir",
-                    "move", "rename", "terminal", "subprocess", "eval", "python", "apply"}
+from evallint.roles import Role
+from evallint.toolcaps import writes
 
 
 def _chain(o: Origin | None) -> list[tuple[str, str, int]]:
@@ -107,22 +102,15 @@ def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
                 related=related, evidence=ev)
 
 
-def write_tool(name: str, extra: set[str]) -> bool:
-    low = name.lower()
-    if low.startswith(WRITE_TOOL_TYPES) or low in extra:
-        return True
-    return bool(set(name_tokens(name)) & WRITE_TOOL_WORDS)
-
-
 @project_check("EL401")
 def python_tools(project: Project, ctx: Context) -> Iterator[Finding]:
     result = result_for(project, ctx)
-    extra = {str(t).lower() for t in ctx.params("EL401").get("write_tools", [])}
+    params = ctx.params("EL401")
     for c in result.calls:
         if c.role is not Role.EVALUATOR or not c.tools:
             continue
         bad = [t for t in dict.fromkeys(c.tools) if t not in ("function", "custom")
-               and write_tool(t, extra)]
+               and writes(t, params)]
         if bad:
             names = ", ".join(f"`{b}`" for b in bad)
             yield ctx.finding(
