@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from evallint import models
 from evallint.findings import Finding, Related
 from evallint.frontends.agents_front import AgentFacts, SettingsFacts, ToolRef
 from evallint.kinds import FileKind
+from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import name_tokens
 from evallint.toolcaps import VERBS, capability, reported
@@ -90,41 +90,29 @@ def agent_model(model: str) -> str:
     return _ALIASES.get(model.strip().lower(), model.strip())
 
 
-@project_check("EL301", "EL302")
-def agent_models(project: Project, ctx: Context) -> Iterator[Finding]:
-    """An evaluator agent whose model equals, or is not cheaper than, a generating agent's in
-    the same folder (agents of one folder form one team)."""
+@pair_source
+def agent_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
+    """An evaluator agent and each generating agent of its folder (agents of one folder form
+    one team), when both name a model (``inherit`` is EL304's)."""
     by_dir: dict[str, list[AgentFacts]] = {}
     for f in project.of_kind(FileKind.AGENT):
         if (isinstance(f, AgentFacts) and f.model and f.model.lower() != "inherit"
                 and is_team_folder(f.path)):
             by_dir.setdefault(str(PurePosixPath(f.path).parent), []).append(f)
-    families = ctx.params("EL302").get("families")
     for agents in by_dir.values():
         gens = [a for a in agents if a.role.is_generator]
         for ev in (a for a in agents if a.role.is_evaluator):
             assert ev.model is not None
-            em = agent_model(ev.model)
-            same = [g for g in gens if g.model and models.same_model(em, agent_model(g.model))]
-            if same:
-                g = same[0]
-                yield ctx.finding(
-                    "EL301", ev.path, ev.model_pos,
-                    f"evaluator agent '{ev.name}' runs on {ev.model}, the same model as "
-                    f"generating agent '{g.name}'",
-                    related=[_rel(g, "the generating agent's model")],
-                    evidence=ev.role.evidence + g.role.evidence)
-                continue
+            end = ModelEnd(f"evaluator agent '{ev.name}'", ev.path,
+                           ev.model_pos or ev.front_matter_pos, agent_model(ev.model), ev.model)
             for g in gens:
                 assert g.model is not None
-                if models.is_cheaper(em, agent_model(g.model), families) is False:
-                    yield ctx.finding(
-                        "EL302", ev.path, ev.model_pos,
-                        f"evaluator agent '{ev.name}' runs on {ev.model}, not a cheaper tier "
-                        f"than generating agent '{g.name}' ({g.model})",
-                        related=[_rel(g, "the generating agent's model")],
-                        evidence=ev.role.evidence + g.role.evidence)
-                    break
+                yield ModelPair(
+                    end, ModelEnd(f"generating agent '{g.name}'", g.path,
+                                  g.model_pos or g.front_matter_pos, agent_model(g.model),
+                                  g.model),
+                    key=ev.path, related=(_rel(g, "the generating agent's model"),),
+                    evidence=tuple(ev.role.evidence + g.role.evidence))
 
 
 def is_team_folder(path: str) -> bool:

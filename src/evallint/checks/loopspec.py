@@ -12,10 +12,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from evallint import models
 from evallint.findings import Finding, Related
 from evallint.frontends.loopspec_front import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.kinds import FileKind
+from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 
 THRESHOLD_KEYS = (("pass_threshold",), ("eval_config", "pass_threshold"),
@@ -204,10 +204,9 @@ def _immutable(facts: LoopSpecFacts, ctx: Context) -> Iterator[Finding]:
                               "immutable scope: the judge's prompt and rubric must not move")
 
 
-@project_check("EL611", "EL301", "EL302")
+@project_check("EL611")
 def spec_references(project: Project, ctx: Context) -> Iterator[Finding]:
-    """Files a spec names must exist; spec models must differ (I4) and judge cheaper."""
-    families = ctx.params("EL302").get("families")
+    """Files a spec names must exist."""
     for facts in project.of_kind(FileKind.LOOP_SPEC):
         if not isinstance(facts, LoopSpecFacts) or not facts.is_loop:
             continue
@@ -221,16 +220,20 @@ def spec_references(project: Project, ctx: Context) -> Iterator[Finding]:
                 if not os.path.exists(target):
                     yield ctx.finding("EL611", facts.path, r.pos,
                                       f"'{r.value}' does not exist (looked for {target})")
+
+
+@pair_source
+def spec_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
+    """A loop spec's evaluator and generator models."""
+    for facts in project.of_kind(FileKind.LOOP_SPEC):
+        if not isinstance(facts, LoopSpecFacts) or not facts.is_loop:
+            continue
         gen = facts.role_ref("generator", "model")
         ev = facts.role_ref("evaluator", "model")
         if gen is None or ev is None:
             continue
-        rel = [Related(facts.path, gen.pos.line, gen.pos.column, "the generator's model")]
-        if models.same_model(gen.value, ev.value):
-            yield ctx.finding("EL301", facts.path, ev.pos,
-                              f"the evaluator runs on {ev.value}, the generator's model",
-                              related=rel)
-        elif models.is_cheaper(ev.value, gen.value, families) is False:
-            yield ctx.finding("EL302", facts.path, ev.pos,
-                              f"the evaluator's model {ev.value} is not in a cheaper tier than "
-                              f"the generator's {gen.value}", related=rel)
+        yield ModelPair(
+            ModelEnd("the evaluator", facts.path, ev.pos, ev.value, ev.value),
+            ModelEnd("the generator", facts.path, gen.pos, gen.value, gen.value),
+            key=facts.path,
+            related=(Related(facts.path, gen.pos.line, gen.pos.column, "the generator's model"),))

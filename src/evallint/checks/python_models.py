@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from evallint import models
 from evallint.findings import Finding
+from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import LLMCall, where
 from evallint.pyflow.summaries import Origin
@@ -65,41 +65,28 @@ def _model(c: LLMCall) -> str:
     return f"`{c.model}`{how}"
 
 
-@project_check("EL301", "EL302")
-def python_models(project: Project, ctx: Context) -> Iterator[Finding]:
+@pair_source
+def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
+    """Evaluator and generator calls of one loop (:func:`_pairs`) with a model or an object."""
     result = result_for(project, ctx)
-    families = ctx.params("EL302").get("families")
-    seen: set[tuple[str, tuple[str, str, int] | None]] = set()
     for e, g in _pairs(result.calls):
         if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
             continue
         related = [rel(g.path, g.pos, f"the generator call ({_model(g)})")]
-        ev = [f"evaluator: {x}" for x in e.evidence] + [f"generator: {x}" for x in g.evidence]
-        key = e.origin.key if e.origin else None
-        same_obj = e.obj is not None and e.obj == g.obj
-        if same_obj or (e.model and g.model and models.same_model(e.model, g.model)):
-            if ("EL301", key) in seen or not ctx.is_enabled("EL301"):
-                continue
-            seen.add(("EL301", key))
-            if same_obj:
-                if e.obj_at is not None:
-                    related.append(rel(*e.obj_at, "the chat model object both calls use"))
-                msg = (f"the evaluator call at {where(e.path, e.pos)} and the generator call at "
-                       f"{where(g.path, g.pos)} use one chat model object, {e.obj_what}"
-                       + (f" (`{e.model}`)" if e.model else ""))
-            else:
-                msg = (f"the evaluator call at {where(e.path, e.pos)} runs {_model(e)}, the same "
-                       f"model as the generator call at {where(g.path, g.pos)} ({_model(g)})")
-            yield ctx.finding("EL301", e.path, e.pos, msg, related=related, evidence=ev)
-        elif e.model and g.model and models.is_cheaper(e.model, g.model, families) is False:
-            if ("EL302", key) in seen or not ctx.is_enabled("EL302"):
-                continue
-            seen.add(("EL302", key))
-            yield ctx.finding(
-                "EL302", e.path, e.pos,
-                f"the evaluator at {where(e.path, e.pos)} runs {_model(e)}, not in a cheaper "
-                f"tier than the generator at {where(g.path, g.pos)} ({_model(g)})",
-                related=related, evidence=ev)
+        shared = ""
+        if e.obj is not None and e.obj == g.obj:
+            shared = f"one chat model object, {e.obj_what}"
+            if e.obj_at is not None:
+                related.append(rel(*e.obj_at, "the chat model object both calls use"))
+        yield ModelPair(
+            ModelEnd(f"the evaluator call at {where(e.path, e.pos)}", e.path, e.pos, e.model,
+                     _model(e)),
+            ModelEnd(f"the generator call at {where(g.path, g.pos)}", g.path, g.pos, g.model,
+                     _model(g)),
+            key=e.origin.key if e.origin else None, related=tuple(related),
+            evidence=tuple([f"evaluator: {x}" for x in e.evidence]
+                           + [f"generator: {x}" for x in g.evidence]),
+            shared=shared)
 
 
 @project_check("EL401")

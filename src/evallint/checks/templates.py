@@ -11,11 +11,11 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from evallint import models
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
 from evallint.findings import Finding, Related, Severity
 from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY
 from evallint.kinds import TEMPLATE_KINDS
+from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens
 
@@ -567,33 +567,24 @@ def judge_contracts(project: Project, ctx: Context) -> Iterator[Finding]:
 # ---------------------------------------------------------------------------- EL301/EL302
 
 
-@project_check("EL301", "EL302")
-def prompt_models(project: Project, ctx: Context) -> Iterator[Finding]:
-    """Front-matter models: the evaluator must differ from (by policy: undercut) the generator."""
+@pair_source
+def prompt_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
+    """Front-matter models of an evaluator prompt and the generator prompts of its folder."""
     by_folder: dict[str, list[PromptFacts]] = {}
     for facts in _prompts(project):
         if facts.model and facts.role.role is not Role.UNKNOWN:
             by_folder.setdefault(posixpath.dirname(facts.path), []).append(facts)
-    families = ctx.params("EL302").get("families")
-    fams = families if isinstance(families, list) else None
     for group in by_folder.values():
         gens = [f for f in group if f.role.is_generator]
         for ev in (f for f in group if f.role.is_evaluator):
             assert ev.model is not None
+            end = ModelEnd(f"evaluator prompt {ev.path}", ev.path, ev.model_pos or Pos(1, 1),
+                           ev.model, ev.model)
             for gen in gens:
                 assert gen.model is not None
-                related = [_rel(gen, gen.model_pos, f"generator model {gen.model}")]
-                if models.same_model(ev.model, gen.model):
-                    yield ctx.finding(
-                        "EL301", ev.path, ev.model_pos,
-                        f"evaluator prompt {ev.path} runs {ev.model}, the same model as generator "
-                        f"prompt {gen.path} ({gen.model}); use a different, cheaper judge model",
-                        related=related, evidence=list(ev.role.evidence),
-                    )
-                elif models.is_cheaper(ev.model, gen.model, fams) is False:
-                    yield ctx.finding(
-                        "EL302", ev.path, ev.model_pos,
-                        f"evaluator prompt {ev.path} runs {ev.model}, which is not cheaper than "
-                        f"generator prompt {gen.path} ({gen.model})",
-                        related=related, evidence=list(ev.role.evidence),
-                    )
+                yield ModelPair(
+                    end, ModelEnd(f"generator prompt {gen.path}", gen.path,
+                                  gen.model_pos or Pos(1, 1), gen.model, gen.model),
+                    key=ev.path,
+                    related=(_rel(gen, gen.model_pos, f"generator model {gen.model}"),),
+                    evidence=tuple(ev.role.evidence), hint="use a different, cheaper judge model")

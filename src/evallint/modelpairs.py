@@ -1,0 +1,54 @@
+"""Model pairs: the facts that EL301/EL302 decide on, whatever kind of file names the models.
+
+Every source of models (agent definitions, loop specs, prompt front matter, Python LLM calls)
+emits ``(evaluator, generator)`` pairs through :func:`pair_source`; one check
+(``checks/models.py``) decides I4 for all of them with one wording, so a team reads the same
+finding for the same mistake in a spec, an agent folder or a Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+
+from evallint.facts import Pos
+from evallint.findings import Related
+from evallint.registry import Context, Project
+
+
+@dataclass(frozen=True)
+class ModelEnd:
+    """One side of a pair: who it is, where its model is named, and the model.
+
+    ``model`` is the comparable id (aliases resolved) or None when unknown; ``shown`` is how a
+    message names it (``claude-sonnet-4-5``, ``MODEL_NAME = 'gpt-4o'``)."""
+
+    who: str
+    path: str
+    pos: Pos
+    model: str | None
+    shown: str
+
+
+@dataclass(frozen=True)
+class ModelPair:
+    """An evaluator and a generator of one loop. ``shared`` names what both run on when they
+    share it by construction (one chat model object), even with no model string known."""
+
+    evaluator: ModelEnd
+    generator: ModelEnd
+    key: Hashable  # one finding per evaluator and rule
+    related: tuple[Related, ...] = ()
+    evidence: tuple[str, ...] = ()
+    shared: str = ""
+    hint: str = ""  # what to do, appended to the EL301 message
+
+
+PairSource = Callable[[Project, Context], Iterable[ModelPair]]
+SOURCES: list[PairSource] = []
+
+
+def pair_source(fn: PairSource) -> PairSource:
+    """Register a function that lists the model pairs of a project (one per kind)."""
+    SOURCES.append(fn)
+    return fn
