@@ -2,7 +2,8 @@
 
 Exit codes:
   0  the run completed: every case has a record (whatever the pass rate), or --dry-run
-  1  lint findings of severity error block the run (printed as path:line:col: CODE message)
+  1  lint findings of severity error block the run (printed as path:line:col: CODE message),
+     or the spec asks for calibration and the judge has no passing, current calibration
   2  the run could not start or complete: bad spec, missing file, missing API key, an API
      failure that retries could not fix, or the cost cap reached with cases left (the finished
      cases are kept; run again to resume)
@@ -51,6 +52,14 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
             return EXIT_FINDINGS if gate.blocking else EXIT_ERROR
         plan = make_plan(spec)
         validate_cases(spec.cases, need_output=spec.batch_mode)
+        from evallint.executor.calibcli import calibration_refusal
+
+        refusal = calibration_refusal(spec, plan)
+        if refusal is not None and not dry:
+            _err(f"not started: {refusal}")
+            return EXIT_FINDINGS
+        if refusal is not None:
+            _err(f"warning: a real run would not start: {refusal}")
         if dry:
             click.echo(dry_run(plan), nl=False)
             return EXIT_OK
