@@ -185,8 +185,9 @@ def calibrate_spec(spec_path: str, opts: RunOptions, *, dry: bool = False,
 
             write_calibration(target, key, record_of(result, now))
             if not opts.quiet:
+                shown = os.path.relpath(target)
                 _err(f"recorded the {'passing' if result.passed else 'failed'} calibration in "
-                     f"{os.path.relpath(target)}")
+                     f"{target if shown.startswith('..') else shown}")
     except OSError as exc:
         _err(f"error: cannot write: {exc}")
         return EXIT_ERROR
