@@ -251,7 +251,7 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
 
     need = int(ctx.params("EL612").get("min_per_class", 10))
     for facts in project.of_kind(FileKind.LOOP_SPEC):
-        if not _loops(facts):
+        if not isinstance(facts, LoopSpecFacts) or not facts.is_loop:
             continue
         block = facts.get(("calibration",))
         if block is None or block.value is None:
