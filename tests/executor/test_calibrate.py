@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st_h
 
 from evallint.calibset import CalibrationSetError, parse_calibration_set
 from evallint.executor import calibstats as st
@@ -432,3 +434,37 @@ def test_api_failure_is_a_tool_error(tmp_path: Path, api_env: MessagesServer) ->
     assert result.exit_code == 2 and "API error 401" in result.stderr
     assert "sk-ant-test" not in result.stderr + result.stdout
     assert not (tmp_path / "evallint.lock").exists()
+
+
+def test_calibration_asks_exactly_what_run_asks(tmp_path: Path, api_env: MessagesServer) -> None:
+    """A labelled case's request equals the evaluator request `run` sends for the same input
+    and final answer: same model, parameters, system prompt and user message."""
+    api_env.route(is_judge, JUDGES["good"]())
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        question = re.search(r"question \d", message_texts(body)[0])
+        assert question is not None
+        return message(f"<thinking>notes</thinking><answer>A {GOOD_MARK} answer to "
+                       f"{question.group(0)}.</answer>")
+
+    api_env.route(is_generator, answer)
+    spec = write_calibrated_loop(tmp_path, calibration={**CAL_BLOCK, "require": False},
+                                 rubric={"accuracy": 0.7, "clarity": 0.3})
+    assert invoke(spec).exit_code == 0
+    run_bodies = api_env.bodies(is_judge)
+    assert len(run_bodies) == 2  # one passing attempt per case
+    api_env.requests.clear()
+    assert run_calibrate(spec, "--no-record").exit_code == 0
+    for body in run_bodies:
+        twin = [b for b in api_env.bodies(is_judge) if b["messages"] == body["messages"]]
+        assert len(twin) == 3, body["messages"]  # once per repeat
+        assert all(t == body for t in twin)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st_h.lists(st_h.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=15),
+       st_h.lists(st_h.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=15))
+def test_auc_equals_pair_counting(good: list[float], bad: list[float]) -> None:
+    """The rank formula gives the definition: wins plus half the ties over all pairs."""
+    wins = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good for b in bad)
+    assert st.roc_auc(good, bad) == pytest.approx(wins / (len(good) * len(bad)))
