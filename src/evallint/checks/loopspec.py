@@ -272,6 +272,8 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
             continue
         except OSError:
             continue  # unreadable for another reason: not this rule's business
+        if len(data) > ctx.config.max_file_size:
+            continue  # too large to read here; `evallint calibrate` reads it in full
         try:
             found = parse_calibration_set(data.decode("utf-8", "replace"), target)
         except CalibrationSetError as exc:

@@ -108,15 +108,39 @@ def dry_run_text(plan: Plan, cases: CalibrationSet, asks: list[Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-async def _calibrate(plan: Plan, asks: list[Any], base_url: str | None) -> tuple[list[Any],
-                                                                                 float, int]:
+class _Progress:
+    """Requests answered, on stderr: a redrawn line on a terminal, a line per tenth elsewhere."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self.last_tenth = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        if self.tty:
+            sys.stderr.write(f"\r{done}/{total} calibration requests answered")
+            if done == total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+            return
+        tenth = done * 10 // total
+        if tenth > self.last_tenth:
+            self.last_tenth = tenth
+            _err(f"{done}/{total} requests answered")
+
+
+async def _calibrate(plan: Plan, asks: list[Any], base_url: str | None,
+                     quiet: bool = True) -> tuple[list[Any], float, int]:
     spec = plan.spec
     client = MessagesClient.create(
         api_key=api_key_from_env(), prices=PriceTable.load(spec.prices),
         meter=CostMeter(spec.max_cost_usd), max_retries=spec.max_retries,
         timeout_s=spec.timeout_s, base_url=base_url)
     try:
-        answers, cost = await run_asks(plan, client, asks, spec.concurrency)
+        answers, cost = await run_asks(plan, client, asks, spec.concurrency,
+                                       _Progress(quiet))
     finally:
         await client.close()
     return answers, cost, len(asks)
@@ -159,7 +183,7 @@ def calibrate_spec(spec_path: str, opts: RunOptions, *, dry: bool = False,
         if not opts.quiet:
             _err(f"sending {len(asks)} requests to {plan.evaluator.model} "
                  f"(concurrency {spec.concurrency})")
-        answers, cost, sent = asyncio.run(_calibrate(plan, asks, opts.base_url))
+        answers, cost, sent = asyncio.run(_calibrate(plan, asks, opts.base_url, opts.quiet))
     except RunError as exc:
         _err(f"error: {exc}")
         return EXIT_ERROR
