@@ -468,3 +468,25 @@ def test_auc_equals_pair_counting(good: list[float], bad: list[float]) -> None:
     """The rank formula gives the definition: wins plus half the ties over all pairs."""
     wins = sum(1.0 if g > b else 0.5 if g == b else 0.0 for g in good for b in bad)
     assert st.roc_auc(good, bad) == pytest.approx(wins / (len(good) * len(bad)))
+
+
+@pytest.mark.parametrize("where", ["inside", "outside", "symlink"])
+def test_el612_never_reads_outside_the_project(tmp_path: Path, where: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.cli import main
+
+    repo = tmp_path / "repo"
+    write_loop(repo)
+    (repo / "evallint.toml").write_text("", encoding="utf-8")
+    thin = '{"input": "q", "output": "a", "label": "good"}\n'
+    (tmp_path / "outside.jsonl").write_text(thin, encoding="utf-8")
+    name = {"inside": "cal.jsonl", "outside": "../outside.jsonl", "symlink": "cal.jsonl"}[where]
+    if where == "inside":
+        (repo / "cal.jsonl").write_text(thin, encoding="utf-8")
+    elif where == "symlink":
+        (repo / "cal.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    spec = repo / "evallint.loop.yaml"
+    spec.write_text(spec.read_text() + f"calibration:\n  cases: {name}\n", encoding="utf-8")
+    monkeypatch.chdir(repo)
+    res = CliRunner().invoke(main, ["check", "--no-cache", "--select", "EL612", "."])
+    assert ("1 good and 0 bad" in res.stdout) == (where == "inside"), res.output

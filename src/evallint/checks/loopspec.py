@@ -10,6 +10,7 @@ import fnmatch
 import math
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from evallint import models
@@ -254,7 +255,7 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
         if not isinstance(facts, LoopSpecFacts) or not facts.is_loop:
             continue
         block = facts.get(("calibration",))
-        if block is None or block.value is None:
+        if block is None or block.value is None or block.value is False:
             continue
         cases = facts.get(("calibration", "cases")) if isinstance(block.value, dict) else None
         if cases is None or not isinstance(cases.value, str) or not cases.value.strip():
@@ -263,8 +264,11 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
                               "(calibration.cases): the judge cannot be proven on anything")
             continue
         target = facts.resolve(cases.value)
+        real = Path(target).resolve()
+        if not real.is_relative_to(ctx.config.root.resolve()):
+            continue  # never read outside the project (docs/security.md)
         try:
-            data = read_bounded(target, ctx.config.max_file_size)
+            data = read_bounded(real, ctx.config.max_file_size)
         except FileNotFoundError:
             yield ctx.finding("EL612", facts.path, cases.pos,
                               f"calibration file '{cases.value}' does not exist (looked for "
