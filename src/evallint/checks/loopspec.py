@@ -257,7 +257,12 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
         block = facts.get(("calibration",))
         if block is None or block.value is None or block.value is False:
             continue
-        cases = facts.get(("calibration", "cases")) if isinstance(block.value, dict) else None
+        if not isinstance(block.value, dict):
+            yield ctx.finding("EL612", facts.path, block.pos,
+                              "calibration is not a mapping: name the calibration file as "
+                              "calibration.cases, with the thresholds beside it")
+            continue
+        cases = facts.get(("calibration", "cases"))
         if cases is None or not isinstance(cases.value, str) or not cases.value.strip():
             yield ctx.finding("EL612", facts.path, block.pos,
                               "the spec asks for calibration but names no calibration file "

@@ -225,8 +225,9 @@ _SWITCHES = ("position_probe", "length_probe", "require")
 
 
 def _calibration(doc: Located, raw: Any, base: Path, batch_mode: bool) -> Calibration | None:
-    """The ``calibration`` block; thresholds are rates in [0, 1] (kappa in [-1, 1]) or null."""
-    if raw is None:
+    """The ``calibration`` block; thresholds are rates in [0, 1] (kappa in [-1, 1]) or null.
+    ``calibration: false`` (or null) is no calibration."""
+    if raw is None or raw is False:
         return None
     if not isinstance(raw, dict):
         raise doc.error("calibration must be a mapping with at least 'cases'", "calibration")
