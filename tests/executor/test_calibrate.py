@@ -196,6 +196,7 @@ def test_text_report_and_html_page(tmp_path: Path, api_env: MessagesServer) -> N
     assert re.search(r"position bias\s+1\.000\s+<= 0\.1\s+MISSED", out), out
     assert re.search(r"ROC AUC \(good above bad\)\s+1\.000\s+>= 0\.9\s+ok", out), out
     assert "FAILED: position_bias 1.000 > max_position_bias 0.1" in out
+    assert "disagreements" not in out  # pointwise, it agrees with the person everywhere
     html = page.read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -287,7 +288,10 @@ def test_run_refuses_after_a_failed_calibration(tmp_path: Path,
                                                 api_env: MessagesServer) -> None:
     api_env.route(is_judge, JUDGES["unstable"]())
     spec = write_calibrated_loop(tmp_path)
-    assert run_calibrate(spec).exit_code == 1
+    calibrated = run_calibrate(spec)
+    assert calibrated.exit_code == 1
+    assert "disagreements with the person (10):" in calibrated.stdout
+    assert "  g0 (line 1, good): scores 0.900, 0.800, 0.900" in calibrated.stdout
     assert lock_record(tmp_path)["passed"] is False
     sent = len(api_env.requests)
     result = invoke(spec)

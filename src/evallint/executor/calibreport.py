@@ -88,12 +88,33 @@ def text_report(data: dict[str, Any], cal: Calibration) -> str:
         value = m.get(key)
         lines.append(f"  {label:<{width - 2}}{_fmt(value):>8}  "
                      f"{threshold_cell(key, cal):<12}{verdict_cell(key, value, cal)}".rstrip())
+    lines += disagreements(data["cases"])
     lines.append("")
     if data["passed"]:
         lines.append("PASSED: the judge meets every threshold")
     else:
         lines.append("FAILED: " + "; ".join(data["failures"]))
     return "\n".join(lines) + "\n"
+
+
+def disagreements(rows: list[dict[str, Any]], limit: int = 10) -> list[str]:
+    """The cases where the judge and the person parted ways, worst first (at most ``limit``)."""
+    found: list[tuple[float, str]] = []
+    for row in rows:
+        if row["kind"] == "labelled" and row["agreement"] is not None and row["agreement"] < 1:
+            found.append((row["agreement"], f"  {row['id']} (line {row['line']}, "
+                          f"{'good' if row['good'] else 'bad'}): scores "
+                          f"{', '.join(_fmt(s) for s in row['scores'])}"))
+        elif row["kind"] == "pair" and row["preference"] is not None and row["preference"] < 1:
+            found.append((row["preference"], f"  {row['id']} (line {row['line']}, pair): "
+                          f"preferred {', '.join(_fmt(s) for s in row['preferred_scores'])} vs "
+                          f"rejected {', '.join(_fmt(s) for s in row['rejected_scores'])}"))
+    if not found:
+        return []
+    found.sort(key=lambda x: x[0])
+    head = f"\ndisagreements with the person ({len(found)}"
+    head += f", worst {limit} shown):" if len(found) > limit else "):"
+    return [head, *(text for _, text in found[:limit])]
 
 
 def json_report(data: dict[str, Any]) -> str:
