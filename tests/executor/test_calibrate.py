@@ -494,3 +494,16 @@ def test_el612_never_reads_outside_the_project(tmp_path: Path, where: str,
     monkeypatch.chdir(repo)
     res = CliRunner().invoke(main, ["check", "--no-cache", "--select", "EL612", "."])
     assert ("1 good and 0 bad" in res.stdout) == (where == "inside"), res.output
+
+
+def test_unmeasurable_required_metrics_fail_and_optional_ones_do_not() -> None:
+    from evallint.executor.calibrate import judge
+    from evallint.executor.spec import Calibration
+
+    cal = Calibration(cases=Path("c.jsonl"))
+    metrics = {"auc": None, "kappa": 0.7, "flip_rate": 0.0, "preference_accuracy": None,
+               "position_bias": None, "length_gain": None}
+    assert judge(metrics, cal) == [
+        "auc cannot be measured (needs good and bad labelled cases); min_auc is 0.9"]
+    assert judge({**metrics, "auc": 0.95, "position_bias": 0.25}, cal) == [
+        "position_bias 0.250 > max_position_bias 0.1"]
