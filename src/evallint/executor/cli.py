@@ -2,8 +2,7 @@
 
 Exit codes:
   0  the run completed: every case has a record (whatever the pass rate), or --dry-run
-  1  lint findings of severity error block the run (printed as path:line:col: CODE message),
-     or the spec asks for calibration and the judge has no passing, current calibration
+  1  lint findings of severity error block the run (printed as path:line:col: CODE message)
   2  the run could not start or complete: bad spec, missing file, missing API key, an API
      failure that retries could not fix, or the cost cap reached with cases left (the finished
      cases are kept; run again to resume)
@@ -11,6 +10,10 @@ Exit codes:
 
 Findings and --dry-run prompts go to stdout; status and errors to stderr, one line, never a
 traceback, never the API key.
+
+A spec with a ``calibration`` block is also refused with exit 1, before any request, while its
+judge has no passing calibration record in ``evallint.lock`` or has moved since
+(``evallint calibrate``, executor/calibcli.py).
 """
 
 from __future__ import annotations

@@ -85,6 +85,7 @@ class LoopSpec:
     generator: RoleSpec | None = None
     evaluator: RoleSpec | None = None
     judge: JudgeSpec | None = None
+    calibration: Calibration | None = None  # prove the evaluator before a run may start
     max_attempts: int = 3
     rubric: dict[str, float] = field(default_factory=dict)
     convergence: Convergence = Convergence()
@@ -95,7 +96,6 @@ class LoopSpec:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_retries: int = 6
     timeout_s: float = 120.0
-    calibration: Calibration | None = None
 
     @property
     def batch_mode(self) -> bool:
@@ -108,9 +108,10 @@ class LoopSpec:
 
 
 _TOP = {
-    "version", "generator", "evaluator", "judge", "pass_threshold", "max_attempts", "cases",
+    "version", "generator", "evaluator", "judge", "calibration", "pass_threshold",
+    "max_attempts", "cases",
     "results", "rubric", "convergence", "concurrency", "max_cost_usd", "extract", "checks",
-    "prices", "max_retries", "timeout_s", "calibration",
+    "prices", "max_retries", "timeout_s",
 }
 _ROLE = {"prompt", "model", "temperature", "max_tokens"}
 _JUDGE = _ROLE | {"batch_size", "sample", "seed", "stratify_by", "max_reasks"}
@@ -165,6 +166,7 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
         generator=generator,
         evaluator=evaluator,
         judge=judge,
+        calibration=_calibration(doc, data.get("calibration"), base, judge is not None),
         max_attempts=_int(doc, data.get("max_attempts", 3), "max_attempts", lo=1, hi=50),
         rubric=_rubric(doc, data.get("rubric")),
         convergence=_convergence(doc, data.get("convergence")),
@@ -175,7 +177,6 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
         prices=_prices(doc, data.get("prices")),
         max_retries=_int(doc, data.get("max_retries", 6), "max_retries", lo=0, hi=20),
         timeout_s=_number(doc, data.get("timeout_s", 120.0), "timeout_s"),
-        calibration=_calibration(doc, data.get("calibration"), base, judge is not None),
     )
     if spec.cases.resolve() == spec.results.resolve():
         raise doc.error("results must not be the cases file", "results")
