@@ -37,8 +37,10 @@ def fail(message: str) -> None:
 
 # Commands that live in their own modules, imported only when used: `run` pulls in the
 # anthropic SDK (over a second of imports) that `check` never needs.
-_LAZY_COMMANDS = {"run": ("evallint.executor.cli", "run"), "lock": ("evallint.lockfile", "lock"),
-                  "calibrate": ("evallint.executor.calibcli", "calibrate")}
+_LAZY_COMMANDS = {"run": ("evallint.executor.cli", "run"), "lock": ("evallint.lockfile", "lock")}
+
+# `calibrate` runs the loop's evaluator alone on human-judged answers (executor/calibcli.py).
+_LAZY_COMMANDS["calibrate"] = ("evallint.executor.calibcli", "calibrate")
 
 
 class _Group(click.Group):
