@@ -39,6 +39,9 @@ def fail(message: str) -> None:
 # anthropic SDK (over a second of imports) that `check` never needs.
 _LAZY_COMMANDS = {"run": ("evallint.executor.cli", "run"), "lock": ("evallint.lockfile", "lock")}
 
+# `calibrate` runs the loop's evaluator alone on human-judged answers (executor/calibcli.py).
+_LAZY_COMMANDS["calibrate"] = ("evallint.executor.calibcli", "calibrate")
+
 
 class _Group(click.Group):
     """Lazy subcommands; any unexpected exception becomes a one-line message and exit 2."""

@@ -13,6 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -86,8 +87,11 @@ def lock_path(config: Config) -> Path:
     return config.root / config.lock_file
 
 
-def render(pins: dict[str, Pin]) -> str:
-    """Stable, sorted YAML: one block per file, so a re-approval is a readable diff."""
+def render(pins: dict[str, Pin], calibrations: dict[str, Any] | None = None) -> str:
+    """Stable, sorted YAML: one block per file, so a re-approval is a readable diff.
+
+    ``calibrations`` (records written by ``evallint calibrate``, keyed by loop spec) follow the
+    pins unchanged, so re-pinning never drops an approved calibration."""
     lines = ["# evallint.lock: the approved evaluator prompts and rubrics (SHA-256) and their",
              "# judge models. Re-approve a deliberate change with `evallint lock`.",
              f"version: {LOCK_VERSION}", "files:"]
@@ -100,7 +104,54 @@ def render(pins: dict[str, Pin]) -> str:
         lines.append(f"    kind: {p.kind}")
         if p.judge_model:
             lines.append(f"    judge_model: {_q(p.judge_model)}")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if calibrations:
+        import yaml
+
+        text += yaml.safe_dump({"calibrations": calibrations}, sort_keys=True,
+                               default_flow_style=False, allow_unicode=True, width=100)
+    return text
+
+
+def read_lock(target: Path) -> dict[str, Any]:
+    """The lock file as data; a missing or unreadable file is empty (EL610 reports a broken one)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def calibration_records(target: Path) -> dict[str, Any]:
+    """Calibration records in the lock file, keyed by loop spec (relative to the config root)."""
+    found = read_lock(target).get("calibrations")
+    return {str(k): v for k, v in found.items() if isinstance(v, dict)} \
+        if isinstance(found, dict) else {}
+
+
+def locked_pins(target: Path) -> dict[str, Pin]:
+    """The pins already in the lock file, kept as they are when a calibration is recorded."""
+    files = read_lock(target).get("files")
+    pins: dict[str, Pin] = {}
+    if isinstance(files, dict):
+        for rel, entry in files.items():
+            if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+                model = entry.get("judge_model")
+                pins[str(rel)] = Pin(str(rel), entry["sha256"], str(entry.get("kind", "")),
+                                     model if isinstance(model, str) else None)
+    return pins
+
+
+def write_calibration(target: Path, spec_key: str, record: dict[str, Any]) -> None:
+    """Record one spec's calibration, keeping every pin and every other record as it was."""
+    records = calibration_records(target)
+    records[spec_key] = record
+    text = render(locked_pins(target), records)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, target)
 
 
 def _q(text: str) -> str:
@@ -126,8 +177,8 @@ def lock(paths: tuple[str, ...], config_path: str | None, check_only: bool) -> N
         click.echo("evallint: error: nothing to lock", err=True)
         sys.exit(2)
     pins = current_pins(result.project, cfg)
-    text = render(pins)
     target = lock_path(cfg)
+    text = render(pins, calibration_records(target))
     shown = os.path.relpath(target)
     if check_only:
         old = target.read_text(encoding="utf-8") if target.is_file() else None

@@ -10,6 +10,7 @@ import fnmatch
 import math
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from evallint.findings import Finding, Related
@@ -237,3 +238,66 @@ def spec_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             ModelEnd("the generator", facts.path, gen.pos, gen.value, gen.value),
             key=facts.path,
             related=(Related(facts.path, gen.pos.line, gen.pos.column, "the generator's model"),))
+
+
+def _calibration_threshold(facts: LoopSpecFacts) -> float:
+    """The spec's pass threshold: numeric labels at or above it count as good."""
+    ref = facts.get(("pass_threshold",))
+    n = _num(ref.value) if ref is not None else None
+    return n if n is not None and 0 < n <= 1 else 0.5
+
+
+@project_check("EL612")
+def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
+    """A spec that asks for calibration needs a calibration file with enough of each label."""
+    from evallint.calibset import CalibrationSetError, parse_calibration_set
+    from evallint.source import read_bounded
+
+    need = int(ctx.params("EL612").get("min_per_class", 10))
+    for facts in project.of_kind(FileKind.LOOP_SPEC):
+        if not isinstance(facts, LoopSpecFacts) or not facts.is_loop:
+            continue
+        block = facts.get(("calibration",))
+        if block is None or block.value is None or block.value is False:
+            continue
+        if not isinstance(block.value, dict):
+            yield ctx.finding("EL612", facts.path, block.pos,
+                              "calibration is not a mapping: name the calibration file as "
+                              "calibration.cases, with the thresholds beside it")
+            continue
+        cases = facts.get(("calibration", "cases"))
+        if cases is None or not isinstance(cases.value, str) or not cases.value.strip():
+            yield ctx.finding("EL612", facts.path, block.pos,
+                              "the spec asks for calibration but names no calibration file "
+                              "(calibration.cases): the judge cannot be proven on anything")
+            continue
+        target = facts.resolve(cases.value)
+        real = Path(target).resolve()
+        if not real.is_relative_to(ctx.config.root.resolve()):
+            continue  # never read outside the project (docs/security.md)
+        try:
+            data = read_bounded(real, ctx.config.max_file_size)
+        except FileNotFoundError:
+            yield ctx.finding("EL612", facts.path, cases.pos,
+                              f"calibration file '{cases.value}' does not exist (looked for "
+                              f"{target})")
+            continue
+        except OSError:
+            continue  # unreadable for another reason: not this rule's business
+        if len(data) > ctx.config.max_file_size:
+            continue  # too large to read here; `evallint calibrate` reads it in full
+        try:
+            found = parse_calibration_set(data.decode("utf-8", "replace"), target)
+        except CalibrationSetError as exc:
+            where = f"{target}:{exc.line}" if exc.line else target
+            yield ctx.finding("EL612", facts.path, cases.pos,
+                              f"calibration file '{cases.value}' cannot be used ({where}: "
+                              f"{exc.message})")
+            continue
+        good, bad = found.counts(_calibration_threshold(facts))
+        if good < need or bad < need:
+            yield ctx.finding(
+                "EL612", facts.path, cases.pos,
+                f"calibration file '{cases.value}' has {good} good and {bad} bad labelled "
+                f"case(s); at least {need} of each are needed for AUC and kappa to mean "
+                "anything (pairs are not counted)")

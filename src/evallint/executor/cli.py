@@ -10,6 +10,10 @@ Exit codes:
 
 Findings and --dry-run prompts go to stdout; status and errors to stderr, one line, never a
 traceback, never the API key.
+
+A spec with a ``calibration`` block is also refused with exit 1, before any request, while its
+judge has no passing calibration record in ``evallint.lock`` or has moved since
+(``evallint calibrate``, executor/calibcli.py).
 """
 
 from __future__ import annotations
@@ -51,6 +55,14 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
             return EXIT_FINDINGS if gate.blocking else EXIT_ERROR
         plan = make_plan(spec)
         validate_cases(spec.cases, need_output=spec.batch_mode)
+        from evallint.executor.calibcli import calibration_refusal
+
+        refusal = calibration_refusal(spec, plan)
+        if refusal is not None and not dry:
+            _err(f"not started: {refusal}")
+            return EXIT_FINDINGS
+        if refusal is not None:
+            _err(f"warning: a real run would not start: {refusal}")
         if dry:
             click.echo(dry_run(plan), nl=False)
             return EXIT_OK

@@ -56,6 +56,27 @@ class JudgeSpec:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """``calibration:``: prove the evaluator on human-judged answers before a run may start.
+
+    A ``None`` threshold is not checked (the metric is still reported)."""
+
+    cases: Path
+    repeats: int = 3
+    min_auc: float | None = 0.9
+    min_kappa: float | None = 0.6
+    min_balanced_accuracy: float | None = None
+    max_flip_rate: float | None = 0.1
+    max_score_spread: float | None = None
+    min_preference_accuracy: float | None = 0.8
+    max_position_bias: float | None = 0.1
+    max_length_gain: float | None = 0.05
+    position_probe: bool = True
+    length_probe: bool = True
+    require: bool = True  # `run` refuses without a passing, current calibration record
+
+
+@dataclass(frozen=True)
 class LoopSpec:
     path: Path
     cases: Path
@@ -64,6 +85,7 @@ class LoopSpec:
     generator: RoleSpec | None = None
     evaluator: RoleSpec | None = None
     judge: JudgeSpec | None = None
+    calibration: Calibration | None = None  # prove the evaluator before a run may start
     max_attempts: int = 3
     rubric: dict[str, float] = field(default_factory=dict)
     convergence: Convergence = Convergence()
@@ -86,7 +108,8 @@ class LoopSpec:
 
 
 _TOP = {
-    "version", "generator", "evaluator", "judge", "pass_threshold", "max_attempts", "cases",
+    "version", "generator", "evaluator", "judge", "calibration", "pass_threshold",
+    "max_attempts", "cases",
     "results", "rubric", "convergence", "concurrency", "max_cost_usd", "extract", "checks",
     "prices", "max_retries", "timeout_s",
 }
@@ -143,6 +166,7 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
         generator=generator,
         evaluator=evaluator,
         judge=judge,
+        calibration=_calibration(doc, data.get("calibration"), base, judge is not None),
         max_attempts=_int(doc, data.get("max_attempts", 3), "max_attempts", lo=1, hi=50),
         rubric=_rubric(doc, data.get("rubric")),
         convergence=_convergence(doc, data.get("convergence")),
@@ -194,6 +218,50 @@ def _judge(doc: Located, raw: Any, base: Path) -> JudgeSpec:
         stratify_by=_string(doc, raw.get("stratify_by", "tags"), "judge", "stratify_by"),
         max_reasks=_int(doc, raw.get("max_reasks", 2), "judge", "max_reasks", lo=0, hi=10),
     )
+
+
+_RATES = ("min_auc", "min_kappa", "min_balanced_accuracy", "max_flip_rate", "max_score_spread",
+          "min_preference_accuracy", "max_position_bias", "max_length_gain")
+_SWITCHES = ("position_probe", "length_probe", "require")
+
+
+def _calibration(doc: Located, raw: Any, base: Path, batch_mode: bool) -> Calibration | None:
+    """The ``calibration`` block; thresholds are rates in [0, 1] (kappa in [-1, 1]) or null.
+    ``calibration: false`` (or null) is no calibration."""
+    if raw is None or raw is False:
+        return None
+    if not isinstance(raw, dict):
+        raise doc.error("calibration must be a mapping with at least 'cases'", "calibration")
+    _no_unknown(doc, raw, {"cases", "repeats", *_RATES, *_SWITCHES}, ("calibration",))
+    if batch_mode:
+        raise doc.error("calibration covers the refine loop's evaluator; batched judge mode "
+                        "cannot be calibrated yet", "calibration")
+    if "cases" not in raw:
+        raise doc.error("calibration needs a 'cases' file of human-judged answers",
+                        "calibration")
+    values: dict[str, Any] = {}
+    for key in _RATES:
+        if key not in raw:
+            continue
+        value = _opt_number(doc, raw[key], "calibration", key)
+        lo = -1.0 if key == "min_kappa" else 0.0
+        if value is not None and not lo <= value <= 1:
+            raise doc.error(f"calibration.{key} must be between {lo:g} and 1", "calibration",
+                            key)
+        values[key] = value
+    for key in _SWITCHES:
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise doc.error(f"calibration.{key} must be true or false", "calibration", key)
+            values[key] = raw[key]
+    repeats = _int(doc, raw.get("repeats", 3), "calibration", "repeats", lo=1, hi=20)
+    calibration = Calibration(cases=base / _string(doc, raw["cases"], "calibration", "cases"),
+                              repeats=repeats, **values)
+    if repeats < 2 and (calibration.max_flip_rate is not None
+                        or calibration.max_score_spread is not None):
+        raise doc.error("stability needs repeats >= 2 (or set max_flip_rate and "
+                        "max_score_spread to null)", "calibration", "repeats")
+    return calibration
 
 
 def _rubric(doc: Located, raw: Any) -> dict[str, float]:
