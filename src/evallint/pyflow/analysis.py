@@ -1121,6 +1121,7 @@ class Interp:
             [v for k, v in c.kwargs if k in STRUCTURED])
         if role is not Role.EVALUATOR:
             self.mark_genctx(c, system_val, c.kw("messages"), role)
+            self.mark_system_slot(c, prompt_vals)
         self.summary.n_llm += 1
         self.summary.structured = self.summary.structured or structured
         if reasoning:
@@ -1221,6 +1222,8 @@ class Interp:
         inputs.update({k: v for k, v in kws.items() if k not in NON_CONTENT and k != "config"})
         for labels in inputs.values():
             self.note_slots(labels, "prompt", role)
+        if role is not Role.EVALUATOR:
+            self.mark_system_slot(c, prompt_vals)
         structured = any(lb.flag for lb in chats)
         reasoning = self.reasoning_evidence(c, model, None, prompt_vals)
         self.summary.n_llm += 1
@@ -1286,6 +1289,36 @@ class Interp:
                     L("genctx", o, name=name)}
             else:
                 self.genctx_globals[name] = L("genctx", o, name=name)
+
+    def mark_system_slot(self, c: CallIR, messages: list[Val]) -> None:
+        """Names in the system slot of a generator's message list (``{"role": "system",
+        "content": RULES}``, ``SystemMessage(content=...)``, ``("system", RULES)``, a module's
+        ``SYSTEM = SystemMessage(...)``) are the generator's system prompt (I2)."""
+        names: list[str] = []
+        for val in messages:
+            names += val.system
+            names += [n for n in val.names if self.system_message_const(n)]
+        for name in dict.fromkeys(names):
+            if "." in name:
+                continue
+            self.touched = True
+            o = Origin(self.path, c.pos, f"the generator's system prompt `{name}`",
+                       (self.path, self.fn.name, c.id))
+            if name in self.labels or name in self.fn.locals:
+                self.labels[name] = self.labels.get(name, frozenset()) | {
+                    L("genctx", o, name=name)}
+            else:
+                self.genctx_globals[name] = L("genctx", o, name=name)
+
+    def system_message_const(self, name: str) -> bool:
+        """Is the module-level ``name`` a system message (``SystemMessage(...)``)?"""
+        val = self.mod.facts.constants.get(name)
+        if val is None or not val.calls:
+            return False
+        owner = self.mod.facts.functions.get(self.mod.facts.owners.get(name, ""))
+        return owner is not None and any(
+            cid < len(owner.calls) and owner.calls[cid].func.rsplit(".", 1)[-1]
+            in ("SystemMessage", "SystemMessagePromptTemplate") for cid in val.calls)
 
     @property
     def genctx_globals(self) -> dict[str, L]:

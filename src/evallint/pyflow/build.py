@@ -59,14 +59,16 @@ def merge(vals: Sequence[Val]) -> Val:
     if len(vals) == 1:
         v = vals[0]
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
-                   False, v.chained, v.scored)
+                   False, v.chained, v.scored, system=v.system)
     names: list[str] = []
     calls: list[int] = []
     strings: list[str] = []
     tools: list[str] = []
     compares: list[Val] = []
+    system: list[str] = []
     chained = scored = False
     for v in vals:
+        system.extend(v.system)
         names.extend(v.names)
         calls.extend(v.calls)
         strings.extend(v.strings)
@@ -75,7 +77,7 @@ def merge(vals: Sequence[Val]) -> Val:
         chained = chained or v.chained
         scored = scored or v.scored
     return Val(tuple(names), tuple(calls), None, tuple(strings[:MAX_STRINGS]), tuple(tools),
-               None, tuple(compares), False, chained, scored)
+               None, tuple(compares), False, chained, scored, system=tuple(system))
 
 
 def asks_score(text: str) -> bool:
@@ -483,7 +485,7 @@ class Builder:
             v = merge([self.expr(node.operand, fn)])
             if isinstance(node.op, ast.Not):
                 return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
-                           False, v.chained, v.scored, True)
+                           False, v.chained, v.scored, True, v.system)
             return v
         if isinstance(node, ast.Compare):
             return self.comparison(node, fn)
@@ -493,8 +495,11 @@ class Builder:
             tools = [el.id for el in bare if isinstance(el, ast.Name)]
             tools += [v.text for v in items if v.text is not None]
             m = merge(items)
+            system = m.system
+            if isinstance(node, ast.Tuple) and len(items) == 2 and items[0].text in _SYSTEM_ROLES:
+                system += items[1].names  # LangChain ("system", text) message pairs
             return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                       m.compares, False, m.chained, m.scored)
+                       m.compares, False, m.chained, m.scored, system=system)
         if isinstance(node, ast.Dict):
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
@@ -523,7 +528,7 @@ class Builder:
         else:
             ref = None
         return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
-                   False, v.chained, v.scored)
+                   False, v.chained, v.scored, system=v.system)
 
     def comp_for(self, generators: list[ast.comprehension], fn: _Fn) -> list[Val]:
         """A comprehension's ``for`` clauses bind their targets to what they iterate (steps
@@ -552,11 +557,12 @@ class Builder:
             fn.validates = True  # "score" in data: a key check
         compares = (*v.compares, v) if ordering else v.compares
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, compares, False,
-                   chained or v.chained, v.scored, True)
+                   chained or v.chained, v.scored, True, v.system)
 
     def dict_expr(self, node: ast.Dict, fn: _Fn) -> Val:
         vals: list[Val] = []
         tools: list[str] = []
+        role = content = None
         for k, val in zip(node.keys, node.values, strict=True):
             if k is not None:
                 key = self.expr(k, fn)
@@ -564,11 +570,18 @@ class Builder:
                 vals += [key, value]
                 if key.text in ("name", "type") and value.text is not None:
                     tools.append(value.text)
+                if key.text == "role":
+                    role = value.text
+                elif key.text == "content":
+                    content = value
             else:  # ``**mapping``
                 vals.append(self.expr(val, fn))
         m = merge(vals)
+        system = m.system
+        if role in _SYSTEM_ROLES and content is not None:
+            system += content.names
         return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                   m.compares, False, m.chained, m.scored)
+                   m.compares, False, m.chained, m.scored, system=system)
 
     def call(self, node: ast.Call, fn: _Fn) -> Val:
         func = self.path_of(node.func)
@@ -619,8 +632,15 @@ class Builder:
         call = CallIR(id=len(fn.calls), func=func, args=tuple(args), kwargs=tuple(kwargs),
                       pos=self.pos(node), recv=recv, star=star, in_try=fn.try_depth > 0)
         fn.calls.append(call)
+        if last in _SYSTEM_MESSAGES:  # SystemMessage(content=text): text is an instruction
+            content = dict(kwargs).get("content") or (args[0] if args else EMPTY)
+            return Val(calls=(call.id,), system=content.names)
         return Val(calls=(call.id,))
 
+
+# The system slot of a message list: role names and message classes that carry instructions.
+_SYSTEM_ROLES = frozenset({"system", "developer"})
+_SYSTEM_MESSAGES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 
 _TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 

@@ -37,7 +37,9 @@ class Val:
     ordering comparisons (``<``, ``>=`` ...) it contains, ``truthy`` True for ``while True``,
     ``scored`` when a string constant in it asks for a numeric score (a judge prompt's output
     contract: "score from 1 to 10", ``"score":``), ``boolean`` when the whole expression is a
-    comparison or a negation (its value is a bool: ``int(a == b)`` parses nothing).
+    comparison or a negation (its value is a bool: ``int(a == b)`` parses nothing), ``system``
+    the names that sit in a message list's system slot (the content of a ``{"role": "system"}``
+    dict, of ``SystemMessage(...)``, of a ``("system", x)`` pair): the generator's instructions.
     """
 
     names: tuple[str, ...] = ()
@@ -51,6 +53,7 @@ class Val:
     chained: bool = False  # a range check such as ``0 <= x <= 10``
     scored: bool = False
     boolean: bool = False
+    system: tuple[str, ...] = ()
 
 
 EMPTY = Val()
