@@ -1,0 +1,40 @@
+"""`evallint check DIR` gives the same findings from any working directory: kinds and roles
+are decided relative to the project root, never relative to the path argument (issue 10)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.test_cli import run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "broken"
+
+
+def _findings(out: str, prefix: str) -> list[tuple[str, int, int, str, str]]:
+    data = json.loads(out)
+    items = data if isinstance(data, list) else data["findings"]
+    rows = []
+    for f in items:
+        path = f["path"]
+        assert path.startswith(prefix), (path, prefix)
+        # a message names other files as the finding's path does: relative to the cwd
+        message = f["message"].replace(prefix, "") if prefix else f["message"]
+        rows.append((path[len(prefix):], f["line"], f["column"], f["code"], message))
+    return sorted(rows)
+
+
+def test_same_findings_from_the_root_its_parent_and_further_up(tmp_path: Path) -> None:
+    project = tmp_path / "outer" / "project"
+    shutil.copytree(FIXTURES, project)
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    args = ["check", "--no-cache", "--output-format", "json"]
+    code_a, out_a, _ = run([*args, "."], project)
+    code_b, out_b, _ = run([*args, "project"], project.parent)
+    code_c, out_c, _ = run([*args, "outer/project"], tmp_path)
+    assert code_a == code_b == code_c == 1
+    here = _findings(out_a, "")
+    assert len(here) > 30  # every kind of the broken fixtures is read
+    assert _findings(out_b, "project/") == here
+    assert _findings(out_c, "outer/project/") == here
