@@ -1,0 +1,116 @@
+"""Template rules on templates that live inside other files: JSONL/JSON prompt collections and
+judge configs (inline templates, and the template files a config names).
+
+The template rules themselves are the ones every template file gets (EL101-EL106 file checks,
+EL601/EL602): this module only hands them the embedded templates' facts and adds where the
+template was found. A template file a config names is owned by the config (it states the
+role, model and dialect) unless evallint reads that file on its own with a known role: then
+the file owns it and the config adds nothing, so nothing is reported twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+
+from evallint.facts import FileFacts, Pos, PromptFacts
+from evallint.findings import Finding, Related
+from evallint.frontends.config_refs import JudgeConfigFacts
+from evallint.frontends.jsonl_front import CollectionFacts
+from evallint.kinds import TEMPLATE_KINDS, FileKind
+from evallint.registry import FILE_CHECKS, Context, Project, file_check, project_check
+from evallint.roles import Role
+
+TEMPLATE_CODES = ("EL101", "EL102", "EL103", "EL105", "EL106", "EL601", "EL602")
+_ROLE_CODES = frozenset({"EL102", "EL103", "EL105", "EL106", "EL601", "EL602"})
+
+
+def template_findings(facts: PromptFacts, ctx: Context, anchor: Pos,
+                      codes: Iterable[str] = TEMPLATE_CODES) -> Iterator[Finding]:
+    """What the template rules report on one embedded template.
+
+    ``anchor`` replaces the file-level position (line 1) of EL601, which for an embedded
+    template is where the template starts.
+    """
+    wanted = set(codes) & ctx.enabled
+    kind = FileKind.PROMPT.value
+    for check in FILE_CHECKS:
+        if kind not in check.kinds or not set(check.codes) & wanted:
+            continue
+        for f in check.fn(facts, ctx):
+            if f.code in wanted:
+                yield f
+    if wanted & {"EL601", "EL602"}:
+        from evallint.checks.templates import judge_contracts
+
+        mini = Project(files={facts.path: facts}, config=ctx.config)
+        for f in judge_contracts(mini, ctx):
+            if f.code in wanted:
+                yield dataclasses.replace(f, line=anchor.line, column=anchor.column) \
+                    if f.code == "EL601" else f
+
+
+@file_check(*TEMPLATE_CODES, kinds=[FileKind.PROMPT_COLLECTION])
+def collection_templates(facts: CollectionFacts, ctx: Context) -> Iterator[Finding]:
+    """The template rules on every prompt record of a JSONL/JSON collection."""
+    for rec in facts.records:
+        contract_done = False
+        for prompt in rec.prompts:
+            anchor = _start(prompt, rec.pos)
+            codes = [c for c in TEMPLATE_CODES
+                     if not (contract_done and c in ("EL601", "EL602"))]
+            found = list(template_findings(prompt, ctx, anchor, codes))
+            # One contract per record: its fields are one conversation.
+            contract_done = contract_done or prompt.role.is_evaluator
+            yield from found
+
+
+def _start(prompt: PromptFacts, default: Pos) -> Pos:
+    return Pos(prompt.body_start_line, 1) if prompt.body_start_line > 1 else default
+
+
+@project_check(*TEMPLATE_CODES, "EL611")
+def config_templates(project: Project, ctx: Context) -> Iterator[Finding]:
+    """Judge configs: their inline templates and the template files they name."""
+    reported: set[str] = set()  # template files already reported (several configs name one)
+    for config in sorted(project.of_kind(FileKind.JUDGE_CONFIG), key=lambda f: f.path):
+        if not isinstance(config, JudgeConfigFacts):
+            continue
+        for ref in config.missing:
+            if "EL611" in ctx.enabled:
+                yield ctx.finding(
+                    "EL611", config.path, ref.pos,
+                    f"{config.shape} config names the {ref.purpose} '{ref.target}', which does "
+                    "not exist (looked in "
+                    f"{', '.join(ref.tried) or 'the config folder'}): the judge prompt that "
+                    "would run was never checked")
+        done: set[tuple[str, str]] = set()
+        for entry in config.prompts:
+            prompt = entry.facts
+            codes = _owned_codes(prompt, project)
+            if not codes or (prompt.path != config.path and prompt.path in reported):
+                continue
+            if prompt.path != config.path:
+                reported.add(prompt.path)
+            contract_key = (entry.judge, prompt.path)
+            if contract_key in done or any(j == entry.judge for j, _ in done):
+                codes = [c for c in codes if c not in ("EL601", "EL602")]
+            if prompt.role.is_evaluator:
+                done.add(contract_key)
+            rel = Related(config.path, entry.pos.line, entry.pos.column, entry.note)
+            anchor = entry.anchor
+            for f in template_findings(prompt, ctx, anchor, codes):
+                if f.path != config.path:
+                    f = dataclasses.replace(f, related=[*f.related, rel])
+                yield f
+
+
+def _owned_codes(prompt: PromptFacts, project: Project) -> list[str]:
+    """The template codes the config reports on ``prompt``: all of them unless the file is
+    read on its own; then only the role rules, and only if the file found no role itself."""
+    own: FileFacts | None = project.files.get(prompt.path)
+    if own is None or own is prompt or own.kind not in {k.value for k in TEMPLATE_KINDS}:
+        return list(TEMPLATE_CODES)
+    if own.role.role is not Role.UNKNOWN:
+        return []
+    return [c for c in TEMPLATE_CODES if c in _ROLE_CODES]
