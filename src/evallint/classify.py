@@ -103,8 +103,12 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
             return FileKind.PROMPT
         if suffix == ".txt" and set(parts) & _TEMPLATE_DIRS and stem not in _DOC_NAMES:
             return FileKind.PROMPT
+        if text_head is not None and stem not in _DOC_NAMES and _DOLLAR.search(text_head):
+            return FileKind.PROMPT  # a WildBench-style template: "{$name}" only fills prompts
     return None
 
+
+_DOLLAR = re.compile(r"\{\$[A-Za-z_]\w*\}")
 
 # A promptfoo model-graded assertion type: marks YAML test files that configs include.
 _PROMPTFOO_GRADED = re.compile(
