@@ -230,33 +230,38 @@ class _Reader:
             facts.model_pos = self.doc.values.get(at)
 
     def _resolve(self, target: str) -> tuple[str, str] | list[str]:
-        """(display path, text) of a named file, or the folders tried when it is missing.
+        return read_named_file(self.source, self.config, target, levels=4)
 
-        Never reads outside the project root: the tree is untrusted and a template's text
-        shows in findings.
-        """
-        if os.path.isabs(target) or "\0" in target:
-            return []
-        root = os.path.realpath(self.config.root)
-        here = self.source.path.parent
-        display_dir = posixpath.dirname(self.source.rel)
-        tried: list[str] = []
-        for up in range(0, 4):
-            folder = here.joinpath(*([".."] * up)) if up else here
-            shown = posixpath.normpath(posixpath.join(display_dir, *([".."] * up))) \
-                if display_dir or up else "."
-            tried.append(shown + "/")
-            cand = os.path.realpath(folder / target)
-            if not (cand == root or cand.startswith(root.rstrip(os.sep) + os.sep)):
-                break
-            if os.path.isfile(cand):
-                try:
-                    data = read_bounded(cand, self.config.max_file_size)
-                    text = decode(data, self.config.max_file_size)
-                except (OSError, SourceError):
-                    return tried
-                display = posixpath.normpath(posixpath.join(shown, target))
-                return display, text
-            if os.path.realpath(folder) == root:
-                break
-        return tried
+
+def read_named_file(source: SourceFile, config: Config, target: str,
+                    levels: int = 1) -> tuple[str, str] | list[str]:
+    """(display path, text) of a file a config names, or the folders tried when it is missing.
+
+    ``target`` is relative to the config's folder, then (``levels`` > 1) to its parents. Never
+    reads outside the project root: the tree is untrusted and a template's text shows in
+    findings.
+    """
+    if os.path.isabs(target) or "\0" in target:
+        return []
+    root = os.path.realpath(config.root)
+    here = source.path.parent
+    display_dir = posixpath.dirname(source.rel)
+    tried: list[str] = []
+    for up in range(levels):
+        folder = here.joinpath(*([".."] * up)) if up else here
+        shown = posixpath.normpath(posixpath.join(display_dir, *([".."] * up))) \
+            if display_dir or up else "."
+        tried.append(shown + "/")
+        cand = os.path.realpath(folder / target)
+        if not (cand == root or cand.startswith(root.rstrip(os.sep) + os.sep)):
+            break
+        if os.path.isfile(cand):
+            try:
+                data = read_bounded(cand, config.max_file_size)
+                text = decode(data, config.max_file_size)
+            except (OSError, SourceError):
+                return tried
+            return posixpath.normpath(posixpath.join(shown, target)), text
+        if os.path.realpath(folder) == root:
+            break
+    return tried
