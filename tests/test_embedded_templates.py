@@ -186,3 +186,29 @@ def test_dollar_template_markdown_is_a_prompt(tmp_path: Path) -> None:
                            "## Reply\n```\n{$candidate_A}\n```\nReturn JSON {\"choice\": 1}\n"})
     found = _codes(lint_tree(tmp_path, {"EL102", "EL105"}))
     assert found == [("evaluation/eval_template.md", 3, 3, "EL102")]
+
+
+CLASSIFIER = """\
+name: relevance
+optimization_direction: maximize
+messages:
+  - role: user
+    content: |-
+      You are an evaluator. Is the retrieved text relevant to the request?
+      <request>{{input}}</request>
+      <retrieved>{{context}}</retrieved>
+      {extra}
+      Answer relevant or unrelated.
+choices:
+  relevant: 1
+  unrelated: 0
+"""
+
+
+def test_a_judge_without_a_candidate_output_grades_what_it_renders(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "evals/relevance.yaml": CLASSIFIER.replace("{extra}", ""),
+        "evals/faithful.yaml": CLASSIFIER.replace("{extra}", "<reply>{{output}}</reply>"),
+    })
+    found = {f.path: f.severity.value for f in lint_tree(tmp_path, {"EL102"}).findings}
+    assert found == {"evals/relevance.yaml": "note", "evals/faithful.yaml": "error"}

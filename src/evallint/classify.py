@@ -161,9 +161,10 @@ _ANNOTATOR = re.compile(r"^\s{0,4}prompt_template\s*:", re.M)
 _ANNOTATOR_FN = re.compile(r"^\s{0,4}(?:fn_completions|completions_kwargs)\s*:", re.M)
 _ARENA = re.compile(r"^judge_model\s*:", re.M)
 _ARENA_TEXT = re.compile(r"^(?:system_prompt|prompt_template)\s*:", re.M)
-_PHOENIX = re.compile(r"^choices\s*:", re.M)
+# choices may sit after a long prompt, beyond the head: optimization_direction stands in.
+_PHOENIX = re.compile(r"^(?:choices|optimization_direction)\s*:", re.M)
 _PHOENIX_MSGS = re.compile(r"^messages\s*:", re.M)
-_PHOENIX_NAME = re.compile(r"^(?:name|optimization_direction)\s*:", re.M)
+_PHOENIX_NAME = re.compile(r"^name\s*:", re.M)
 _PYDANTIC_EVALS = re.compile(r"^\s*-?\s*LLMJudge\s*:", re.M)
 _PYDANTIC_CASES = re.compile(r"^(?:cases|evaluators)\s*:", re.M)
 

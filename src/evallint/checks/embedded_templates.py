@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 
 from evallint.facts import FileFacts, Pos, PromptFacts
-from evallint.findings import Finding, Related
+from evallint.findings import Finding, Related, Severity
 from evallint.frontends.config_refs import JudgeConfigFacts
 from evallint.frontends.jsonl_front import CollectionFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
@@ -25,12 +25,23 @@ TEMPLATE_CODES = ("EL101", "EL102", "EL103", "EL105", "EL106", "EL601", "EL602")
 _ROLE_CODES = frozenset({"EL102", "EL103", "EL105", "EL106", "EL601", "EL602"})
 
 
+def renders_output(prompts: Iterable[PromptFacts], ctx: Context) -> bool:
+    """Does any of one judge's templates render the candidate output (an output alias)?"""
+    names = {n.lower() for n in [
+        "output", *(str(x) for x in ctx.params("EL105").get("output_names", [])),
+        *ctx.config.aliases.get("output", [])]}
+    return any(v.name.lower() in names for p in prompts for v in p.template.variables)
+
+
 def template_findings(facts: PromptFacts, ctx: Context, anchor: Pos,
-                      codes: Iterable[str] = TEMPLATE_CODES) -> Iterator[Finding]:
+                      codes: Iterable[str] = TEMPLATE_CODES,
+                      judges_output: bool = True) -> Iterator[Finding]:
     """What the template rules report on one embedded template.
 
     ``anchor`` replaces the file-level position (line 1) of EL601, which for an embedded
-    template is where the template starts.
+    template is where the template starts. ``judges_output`` False: the judge renders no
+    candidate output at all (a retrieval-relevance or user-friction classifier), so what it
+    renders is what it grades; EL102 is then a note, not an error.
     """
     wanted = set(codes) & ctx.enabled
     kind = FileKind.PROMPT.value
@@ -38,8 +49,14 @@ def template_findings(facts: PromptFacts, ctx: Context, anchor: Pos,
         if kind not in check.kinds or not set(check.codes) & wanted:
             continue
         for f in check.fn(facts, ctx):
-            if f.code in wanted:
-                yield f
+            if f.code not in wanted:
+                continue
+            if f.code == "EL102" and not judges_output and f.severity is not Severity.NOTE:
+                f = dataclasses.replace(
+                    f, severity=Severity.NOTE,
+                    message=f"{f.message} (the judge renders no candidate output, so this is "
+                    "probably the item it grades)")
+            yield f
     if wanted & {"EL601", "EL602"}:
         from evallint.checks.templates import judge_contracts
 
@@ -55,11 +72,12 @@ def collection_templates(facts: CollectionFacts, ctx: Context) -> Iterator[Findi
     """The template rules on every prompt record of a JSONL/JSON collection."""
     for rec in facts.records:
         contract_done = False
+        judged = renders_output(rec.prompts, ctx)
         for prompt in rec.prompts:
             anchor = _start(prompt, rec.pos)
             codes = [c for c in TEMPLATE_CODES
                      if not (contract_done and c in ("EL601", "EL602"))]
-            found = list(template_findings(prompt, ctx, anchor, codes))
+            found = list(template_findings(prompt, ctx, anchor, codes, judged))
             # One contract per record: its fields are one conversation.
             contract_done = contract_done or prompt.role.is_evaluator
             yield from found
@@ -85,6 +103,8 @@ def config_templates(project: Project, ctx: Context) -> Iterator[Finding]:
                     f"{', '.join(ref.tried) or 'the config folder'}): the judge prompt that "
                     "would run was never checked")
         done: set[tuple[str, str]] = set()
+        judged = {judge: renders_output([e.facts for e in config.prompts if e.judge == judge],
+                                        ctx) for judge in {e.judge for e in config.prompts}}
         for entry in config.prompts:
             prompt = entry.facts
             codes = _owned_codes(prompt, project)
@@ -99,7 +119,7 @@ def config_templates(project: Project, ctx: Context) -> Iterator[Finding]:
                 done.add(contract_key)
             rel = Related(config.path, entry.pos.line, entry.pos.column, entry.note)
             anchor = entry.anchor
-            for f in template_findings(prompt, ctx, anchor, codes):
+            for f in template_findings(prompt, ctx, anchor, codes, judged[entry.judge]):
                 if f.path != config.path:
                     f = dataclasses.replace(f, related=[*f.related, rel])
                 yield f
