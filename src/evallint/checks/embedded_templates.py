@@ -134,3 +134,18 @@ def _owned_codes(prompt: PromptFacts, project: Project) -> list[str]:
     if own.role.role is not Role.UNKNOWN:
         return []
     return [c for c in TEMPLATE_CODES if c in _ROLE_CODES]
+
+
+@file_check("EL301", "EL302", kinds=[FileKind.PROMPT_COLLECTION])
+def collection_models(facts: CollectionFacts, ctx: Context) -> Iterator[Finding]:
+    """A collection holding a judge record and a generator record: the judge's model must
+    differ from (by policy: undercut) the generator's, as for prompt files in one folder."""
+    from evallint.checks.templates import prompt_models
+
+    firsts = [rec.prompts[0] for rec in facts.records if rec.prompts and rec.model]
+    if len(firsts) < 2:
+        return
+    mini = Project(files={f"{i}:{p.path}": p for i, p in enumerate(firsts)}, config=ctx.config)
+    for f in prompt_models(mini, ctx):
+        if f.code in ctx.enabled:
+            yield f

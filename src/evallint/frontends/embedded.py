@@ -232,7 +232,8 @@ _DIALECTS = {"format": "format", "jinja": "jinja", "mustache": "mustache", "doll
 
 def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config: Config, *,
                      name: str, role: RoleInfo | None = None, dialect: str | None = None,
-                     extra_contract: list[str] | None = None) -> pf.PromptFileFacts:
+                     extra_contract: list[str] | None = None,
+                     name_is: str = "file name") -> pf.PromptFileFacts:
     """PromptFacts for one template text found inside ``path``.
 
     ``name`` stands in for the file name in role inference (a record's or a key's name);
@@ -254,6 +255,9 @@ def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config:
     facts.sections = pf._sections(text, tmap, fenced_spans(text))
     facts.contract_keys = pf._contract_keys(text, {}) + list(extra_contract or [])
     facts.role = role if role is not None else _role(facts, path, text, tmap, config)
+    if name_is != "file name":
+        facts.role.evidence = [e.replace("file name token", f"{name_is} token")
+                               for e in facts.role.evidence]
     if facts.role.is_evaluator:
         facts.subjects = list(dict.fromkeys(
             pf.evaluated_subjects(text) + pf.labelled_subjects(facts, text)))

@@ -194,7 +194,8 @@ def _record(path: str, text: str, index: LineIndex, name: str, record: dict[str,
         located.append((key, decoded, locate))
     if role is None:
         whole = prompt_from_text(path, "\n\n".join(d for _k, d, _l in located),
-                                 lambda p: p, config, name=_pseudo(name, fields))
+                                 lambda p: p, config, name=_pseudo(name, fields),
+                                 name_is="record name")
         role = whole.role
     for key, decoded, locate in located:
         facts = prompt_from_text(path, decoded, locate, config, name=f"{name}_{key}",
