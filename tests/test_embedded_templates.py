@@ -212,3 +212,14 @@ def test_a_judge_without_a_candidate_output_grades_what_it_renders(tmp_path: Pat
     })
     found = {f.path: f.severity.value for f in lint_tree(tmp_path, {"EL102"}).findings}
     assert found == {"evals/relevance.yaml": "note", "evals/faithful.yaml": "error"}
+
+
+def test_a_template_read_on_its_own_without_a_role_gets_the_configs_role(tmp_path: Path) -> None:
+    plain = LEAKY.replace("You are a judge. ", "")
+    write_files(tmp_path, {
+        "judges_configs/a/configs.yaml": ANNOTATOR.format(name="a", target="../prompts/p.txt"),
+        "judges_configs/prompts/p.txt": plain,
+    })
+    found = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.path, f.line) for f in found] == [("judges_configs/prompts/p.txt", 2)]
+    assert found[0].related[-1].path == "judges_configs/a/configs.yaml"
