@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from evallint.classify import (
@@ -185,6 +186,8 @@ def _record(path: str, text: str, index: LineIndex, name: str, record: dict[str,
     formats = [record[k] for k in FORMAT_FIELDS if isinstance(record.get(k), str)]
     combined = "\n\n".join([t for _k, _p, t in fields] + formats)
     contract = pf._contract_keys(combined, record)
+    if formats and any(f.strip() for f in formats):
+        contract.append(pf.FORMAT_KEY)  # the record states its output format
     role = _stated_role(record, [k for k, _p, _t in fields])
     located: list[tuple[str, str, Callable[[Pos], Pos]]] = []
     for key, sub, raw in fields:
@@ -197,6 +200,8 @@ def _record(path: str, text: str, index: LineIndex, name: str, record: dict[str,
                                  lambda p: p, config, name=_pseudo(name, fields),
                                  name_is="record name")
         role = whole.role
+        if role.role is Role.UNKNOWN:
+            role = _collection_role(path) or role
     for key, decoded, locate in located:
         facts = prompt_from_text(path, decoded, locate, config, name=f"{name}_{key}",
                                  role=RoleInfo(role.role, list(role.evidence), role.explicit),
@@ -224,4 +229,14 @@ def _stated_role(record: dict[str, Any], keys: list[str]) -> RoleInfo | None:
         side = sides.pop()
         named = next(k for k in keys if prompt_name_role(k)[0] is side)
         return RoleInfo(side, [f"record field '{named}'"])
+    return None
+
+
+def _collection_role(path: str) -> RoleInfo | None:
+    """A collection named for the judge (``judge_prompts.jsonl``) holds judge prompts: the
+    role of a record that states none itself."""
+    name = PurePosixPath(path).name
+    role, token = prompt_name_role(name.split(".")[0])
+    if role is Role.EVALUATOR and pf._names_the_judge(name, token):
+        return RoleInfo(role, [f"collection file name token '{token}' ({name})"])
     return None
