@@ -223,3 +223,11 @@ def test_a_template_read_on_its_own_without_a_role_gets_the_configs_role(tmp_pat
     found = lint_tree(tmp_path, {"EL102"}).findings
     assert [(f.path, f.line) for f in found] == [("judges_configs/prompts/p.txt", 2)]
     assert found[0].related[-1].path == "judges_configs/a/configs.yaml"
+
+
+def test_block_scalar_positions_with_the_kept_final_newline(tmp_path: Path) -> None:
+    text = CLASSIFIER.replace("{extra}", "<reply>{{output}}</reply> {{scratchpad}}").replace(
+        "content: |-", "content: |")
+    write_files(tmp_path, {"evals/faithful.yaml": text})
+    (f,) = [f for f in lint_tree(tmp_path, {"EL102"}).findings if "scratchpad" in f.message]
+    assert text.split("\n")[f.line - 1][f.column - 1:].startswith("scratchpad")

@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 
 from evallint import globs
 from evallint.config import Config
@@ -182,9 +181,10 @@ def _block(file_text: str, file_index: LineIndex, body_line: int,
     offs: list[int] = []
     for k, text_line in enumerate(wanted):
         idx = body_line - 1 + k
+        if text_line == "" and k == len(wanted) - 1 and k:
+            offs.append(offs[-1] if offs else 0)  # the final newline a `|` block keeps
+            break
         if idx >= len(lines):
-            if text_line == "" and k == len(wanted) - 1:
-                break
             return None
         raw = lines[idx].rstrip("\r")
         if indent is None and raw.strip():
@@ -227,11 +227,10 @@ def _fold(text: str, offs: list[int], file_index: LineIndex,
 # ---------------------------------------------------------------------------- prompt facts
 
 _LINE_NOTE = re.compile(r"\(line (\d+)\)")
-_DIALECTS = {"format": "format", "jinja": "jinja", "mustache": "mustache", "dollar": "none"}
 
 
 def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config: Config, *,
-                     name: str, role: RoleInfo | None = None, dialect: str | None = None,
+                     name: str, role: RoleInfo | None = None,
                      extra_contract: list[str] | None = None,
                      name_is: str = "file name") -> pf.PromptFileFacts:
     """PromptFacts for one template text found inside ``path``.
@@ -244,10 +243,9 @@ def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config:
     folder = str(PurePosixPath(path).parent)
     pseudo = f"{folder}/{name}" if folder not in ("", ".") else name
     facts = pf.PromptFileFacts(path=pseudo, kind=FileKind.PROMPT.value)
-    fm: dict[str, Any] = {"template_format": _DIALECTS[dialect]} if dialect in _DIALECTS and \
-        dialect != "dollar" else {}
     try:
-        facts.template = pf._parse_body(pseudo, text, fm)
+        # The dialect comes from the text ({var}, {{ var }}, {$var}) or a template's extension.
+        facts.template = pf._parse_body(pseudo, text, {})
     except ParseError as exc:
         facts.template = TemplateFacts(dialect="none", error=exc.message,
                                        error_pos=Pos(exc.line, exc.column))
