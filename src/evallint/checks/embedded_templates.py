@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from evallint.facts import FileFacts, Pos, PromptFacts
 from evallint.findings import Finding, Related, Severity
-from evallint.frontends.config_refs import JudgeConfigFacts
+from evallint.frontends.config_refs import ConfigPrompt, JudgeConfigFacts
 from evallint.frontends.jsonl_front import CollectionFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.registry import FILE_CHECKS, Context, Project, file_check, project_check
@@ -91,6 +91,9 @@ def _start(prompt: PromptFacts, default: Pos) -> Pos:
 def config_templates(project: Project, ctx: Context) -> Iterator[Finding]:
     """Judge configs: their inline templates and the template files they name."""
     reported: set[str] = set()  # template files already reported (several configs name one)
+    for pf_config in sorted(project.of_kind(FileKind.PROMPTFOO), key=lambda f: f.path):
+        yield from _named_prompts(pf_config, getattr(pf_config, "prompts", []), project, ctx,
+                                  reported)
     for config in sorted(project.of_kind(FileKind.JUDGE_CONFIG), key=lambda f: f.path):
         if not isinstance(config, JudgeConfigFacts):
             continue
@@ -102,27 +105,31 @@ def config_templates(project: Project, ctx: Context) -> Iterator[Finding]:
                     "not exist (looked in "
                     f"{', '.join(ref.tried) or 'the config folder'}): the judge prompt that "
                     "would run was never checked")
-        done: set[tuple[str, str]] = set()
-        judged = {judge: renders_output([e.facts for e in config.prompts if e.judge == judge],
-                                        ctx) for judge in {e.judge for e in config.prompts}}
-        for entry in config.prompts:
-            prompt = entry.facts
-            codes = _owned_codes(prompt, project)
-            if not codes or (prompt.path != config.path and prompt.path in reported):
-                continue
-            if prompt.path != config.path:
-                reported.add(prompt.path)
-            contract_key = (entry.judge, prompt.path)
-            if contract_key in done or any(j == entry.judge for j, _ in done):
-                codes = [c for c in codes if c not in ("EL601", "EL602")]
-            if prompt.role.is_evaluator:
-                done.add(contract_key)
-            rel = Related(config.path, entry.pos.line, entry.pos.column, entry.note)
-            anchor = entry.anchor
-            for f in template_findings(prompt, ctx, anchor, codes, judged[entry.judge]):
-                if f.path != config.path:
-                    f = dataclasses.replace(f, related=[*f.related, rel])
-                yield f
+        yield from _named_prompts(config, config.prompts, project, ctx, reported)
+
+
+def _named_prompts(config: FileFacts, prompts: list[ConfigPrompt], project: Project,
+                   ctx: Context, reported: set[str]) -> Iterator[Finding]:
+    """The template rules on the templates one config holds or names, once per template."""
+    done: set[str] = set()  # judges whose output contract was checked
+    judged = {judge: renders_output([e.facts for e in prompts if e.judge == judge], ctx)
+              for judge in {e.judge for e in prompts}}
+    for entry in prompts:
+        prompt = entry.facts
+        codes = _owned_codes(prompt, project)
+        if not codes or (prompt.path != config.path and prompt.path in reported):
+            continue
+        if prompt.path != config.path:
+            reported.add(prompt.path)
+        if entry.judge in done:  # one contract per judge: its messages are one conversation
+            codes = [c for c in codes if c not in ("EL601", "EL602")]
+        if prompt.role.is_evaluator:
+            done.add(entry.judge)
+        rel = Related(config.path, entry.pos.line, entry.pos.column, entry.note)
+        for f in template_findings(prompt, ctx, entry.anchor, codes, judged[entry.judge]):
+            if f.path != config.path:
+                f = dataclasses.replace(f, related=[*f.related, rel])
+            yield f
 
 
 def _owned_codes(prompt: PromptFacts, project: Project) -> list[str]:

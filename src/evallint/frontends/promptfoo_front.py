@@ -8,6 +8,7 @@ with its type, and the template variables its rubric text pulls in.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +125,8 @@ class PromptfooFacts(FileFacts):
     includes: list[PfInclude] = field(default_factory=list)
     missing: list[PfMissing] = field(default_factory=list)
     external: list[str] = field(default_factory=list)  # files read besides this one
+    # Prompt files under test (``prompts: [file://…]``), as generator templates.
+    prompts: list[Any] = field(default_factory=list)
 
 
 _CONFIG_KEYS = ("providers", "targets", "prompts", "defaultTest", "scenarios", "description")
@@ -211,15 +214,17 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
         for p in _providers(sub, at, holder):
             p.path = found[0]
             facts.providers.append(p)
-    for ref, pos in _file_refs(doc, facts):
+    for ref, pos, path in _file_refs(doc, facts):
         target = _target_file(ref)
         if any(ch in target for ch in "*?[{"):
             continue
         found = read_named_file(source, config, target)
         if isinstance(found, list):
             facts.missing.append(PfMissing("prompt, rubric or grader", target, pos))
-        else:
-            facts.external.append(found[0])
+            continue
+        facts.external.append(found[0])
+        if path[0] == "prompts" and target.lower().endswith(_PROMPT_EXTS):
+            _prompt_under_test(source, config, found[0], found[1], pos, facts)
     _graders_by_file(source, config, facts)
     _rubric_files(source, config, facts)
 
@@ -247,18 +252,36 @@ def _rubric_files(source: SourceFile, config: Config, facts: PromptfooFacts) -> 
 _REF_KEYS = frozenset({"prompts", "value", "provider", "transform", "rubricPrompt"})
 
 
-def _file_refs(doc: Doc, facts: PromptfooFacts) -> list[tuple[str, Pos]]:
-    """Every other ``file://`` string value under those keys, with its position."""
+def _file_refs(doc: Doc, facts: PromptfooFacts) -> list[tuple[str, Pos, PathT]]:
+    """Every other ``file://`` string value under those keys, with its position and path."""
     followed = {(i.pos.line, i.pos.column) for i in facts.includes}
-    out: list[tuple[str, Pos]] = []
+    out: list[tuple[str, Pos, PathT]] = []
     for path, pos in doc.values.items():
         if (pos.line, pos.column) in followed or not any(
                 isinstance(k, str) and k in _REF_KEYS for k in path):
             continue
         value = _at(doc.data, path)
         if isinstance(value, str) and value.startswith("file://"):
-            out.append((value[len("file://"):].strip(), pos))
+            out.append((value[len("file://"):].strip(), pos, path))
     return out
+
+
+_PROMPT_EXTS = (".txt", ".md", ".j2", ".njk", ".jinja", ".jinja2", ".tmpl")
+
+
+def _prompt_under_test(source: SourceFile, config: Config, display: str, text: str,
+                       pos: Pos, facts: PromptfooFacts) -> None:
+    """A prompt file under test is the generator's template: the rubric must stay out of it."""
+    from evallint.frontends.config_refs import ConfigPrompt
+    from evallint.frontends.embedded import identity, prompt_from_text
+    from evallint.roles import Role, RoleInfo
+
+    role = RoleInfo(Role.GENERATOR, [f"promptfoo prompt under test ({source.rel}:{pos.line})"],
+                    explicit=True)
+    prompt = prompt_from_text(display, text, identity, config,
+                              name=posixpath.basename(display), role=role)
+    facts.prompts.append(ConfigPrompt(prompt, display, pos,
+                                      "promptfoo tests this prompt (prompts:)", Pos(1, 1)))
 
 
 def _graders_by_file(source: SourceFile, config: Config, facts: PromptfooFacts) -> None:
