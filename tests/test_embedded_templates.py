@@ -231,3 +231,17 @@ def test_block_scalar_positions_with_the_kept_final_newline(tmp_path: Path) -> N
     write_files(tmp_path, {"evals/faithful.yaml": text})
     (f,) = [f for f in lint_tree(tmp_path, {"EL102"}).findings if "scratchpad" in f.message]
     assert text.split("\n")[f.line - 1][f.column - 1:].startswith("scratchpad")
+
+
+def test_a_judge_prompt_under_promptfoo_test_is_not_a_generator(tmp_path: Path) -> None:
+    config = ("prompts: [file://judge.txt]\nproviders: [openai:chat:gpt-4o]\n"
+              "tests:\n  - assert:\n      - type: equals\n        value: PASS\n")
+    write_files(tmp_path, {
+        "promptfooconfig.yaml": config,
+        "judge.txt": "You are a strict judge. Apply the rubric {{rubric}} to "
+                     "<answer>{{answer}}</answer>. Reply PASS or FAIL.\n",
+        "writer.txt": "Write an answer to {{question}} meeting {{rubric}}.\n",
+    })
+    assert lint_tree(tmp_path, {"EL106"}).findings == []
+    write_files(tmp_path, {"promptfooconfig.yaml": config.replace("judge.txt", "writer.txt")})
+    assert [f.path for f in lint_tree(tmp_path, {"EL106"}).findings] == ["writer.txt"]

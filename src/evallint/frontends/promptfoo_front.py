@@ -276,6 +276,9 @@ def _prompt_under_test(source: SourceFile, config: Config, display: str, text: s
     from evallint.frontends.embedded import identity, prompt_from_text
     from evallint.roles import Role, RoleInfo
 
+    own = prompt_from_text(display, text, identity, config, name=posixpath.basename(display))
+    if own.role.is_evaluator:
+        return  # promptfoo testing a judge prompt: the prompt under test is the judge
     role = RoleInfo(Role.GENERATOR, [f"promptfoo prompt under test ({source.rel}:{pos.line})"],
                     explicit=True)
     prompt = prompt_from_text(display, text, identity, config,
