@@ -245,3 +245,13 @@ def test_a_judge_prompt_under_promptfoo_test_is_not_a_generator(tmp_path: Path) 
     assert lint_tree(tmp_path, {"EL106"}).findings == []
     write_files(tmp_path, {"promptfooconfig.yaml": config.replace("judge.txt", "writer.txt")})
     assert [f.path for f in lint_tree(tmp_path, {"EL106"}).findings] == ["writer.txt"]
+
+
+def test_a_judge_on_the_baseline_model_is_a_note(tmp_path: Path) -> None:
+    write_files(tmp_path, {"config/judge_config.yaml": (
+        "judge_model: gpt-4o\nbaseline_model: gpt-4o-2024-05-13\n"
+        'system_prompt: "You are an impartial judge. End with [[A]] or [[B]]."\n'
+        'prompt_template: ["{question}\\n<a>{answer_1}</a>\\n<b>{answer_2}</b>"]\n'
+        "model_list: [claude-haiku-4-5]\n")})
+    found = lint_tree(tmp_path, {"EL301"}).findings
+    assert [(f.line, f.severity.value) for f in found] == [(1, "note")]

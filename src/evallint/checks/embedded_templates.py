@@ -156,3 +156,31 @@ def collection_models(facts: CollectionFacts, ctx: Context) -> Iterator[Finding]
     for f in prompt_models(mini, ctx):
         if f.code in ctx.enabled:
             yield f
+
+
+@file_check("EL301", kinds=[FileKind.JUDGE_CONFIG])
+def judge_config_models(facts: JudgeConfigFacts, ctx: Context) -> Iterator[Finding]:
+    """A judge config whose judge model is one of the models it judges (arena-hard
+    ``model_list``); the same model as the baseline it compares against is a note."""
+    from evallint import models
+
+    judges = [m for m in facts.models if m.use == "judge"]
+    for judge in judges:
+        for other in facts.models:
+            if other.use == "judge" or not models.same_model(judge.model, other.model):
+                continue
+            rel = [Related(facts.path, other.pos.line, other.pos.column,
+                           f"{'model under test' if other.use == 'tested' else 'baseline'} "
+                           f"{other.model}")]
+            if other.use == "tested":
+                yield ctx.finding(
+                    "EL301", facts.path, judge.pos,
+                    f"the judge model {judge.model} is also a model under test "
+                    f"(line {other.pos.line}): it grades its own answers", related=rel)
+            else:
+                yield ctx.finding(
+                    "EL301", facts.path, judge.pos,
+                    f"the judge model {judge.model} is the baseline's model (line "
+                    f"{other.pos.line}): a same-model preference is likely in the comparisons "
+                    "against the baseline (not the system under test)", related=rel,
+                    severity=Severity.NOTE)

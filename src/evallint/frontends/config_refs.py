@@ -53,8 +53,18 @@ class MissingRef:
 
 
 @dataclass
+class ConfigModel:
+    """A model a judge config names: the judge's, a model under test, or the baseline."""
+
+    model: str
+    pos: Pos
+    use: str  # judge | tested | baseline
+
+
+@dataclass
 class JudgeConfigFacts(FileFacts):
     shape: str = ""
+    models: list[ConfigModel] = field(default_factory=list)
     prompts: list[ConfigPrompt] = field(default_factory=list)
     missing: list[MissingRef] = field(default_factory=list)
     external: list[str] = field(default_factory=list)  # files read besides the config
@@ -140,6 +150,9 @@ class _Reader:
         model = data.get("judge_model")
         contract = [pf.FORMAT_KEY] if isinstance(data.get("regex_pattern"), str) else []
         judge = str(data.get("name") or self.name)
+        self._models(("judge_model",), "judge")
+        self._models(("baseline_model",), "baseline")
+        self._models(("model_list",), "tested")
         for key in ("system_prompt", "prompt_template"):
             value = data.get(key)
             if isinstance(value, str):
@@ -223,6 +236,15 @@ class _Reader:
             facts.model_pos = None
         note = f"{self.facts.shape} config '{judge}' names this template as its judge prompt"
         self.facts.prompts.append(ConfigPrompt(facts, judge, pos, note, Pos(1, 1)))
+
+    def _models(self, at: PathT, use: str) -> None:
+        value = _at(self.doc.data, at)
+        items = [(at, value)] if isinstance(value, str) else \
+            [((*at, i), v) for i, v in enumerate(value)] if isinstance(value, list) else []
+        for where, model in items:
+            if isinstance(model, str) and model.strip():
+                pos = self.doc.values.get(where) or self.doc.pos(*where) or Pos(1, 1)
+                self.facts.models.append(ConfigModel(model.strip(), pos, use))
 
     def _model(self, facts: pf.PromptFileFacts, model: Any, at: PathT) -> None:
         if isinstance(model, str) and model.strip():
