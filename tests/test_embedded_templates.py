@@ -171,6 +171,11 @@ def test_a_changed_template_is_seen_through_the_cache(tmp_path: Path) -> None:
     assert run() == []
     (tmp_path / "judges_configs/a/p.txt").write_text(LEAKY, encoding="utf-8")
     assert run() == ["EL102"]
+    # a template that was missing and then appears is read too
+    (tmp_path / "judges_configs/a/p.txt").rename(tmp_path / "p.txt")
+    assert run() == []
+    (tmp_path / "p.txt").rename(tmp_path / "judges_configs/a/p.txt")
+    assert run() == ["EL102"]
 
 
 def test_model_configs_are_not_judge_configs() -> None:

@@ -67,7 +67,9 @@ class JudgeConfigFacts(FileFacts):
     models: list[ConfigModel] = field(default_factory=list)
     prompts: list[ConfigPrompt] = field(default_factory=list)
     missing: list[MissingRef] = field(default_factory=list)
-    external: list[str] = field(default_factory=list)  # files read besides the config
+    # Files the result depends on besides the config (read, or looked for and missing): such
+    # facts are never cached, since the cache key is the config's content alone.
+    external: list[str] = field(default_factory=list)
 
 
 @frontend(FileKind.JUDGE_CONFIG)
@@ -225,6 +227,7 @@ class _Reader:
         found = self._resolve(target)
         if isinstance(found, list):
             self.facts.missing.append(MissingRef(target, pos, "prompt template", found))
+            self.facts.external.append(target)
             return
         display, text = found
         self.facts.external.append(display)
