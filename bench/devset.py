@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -44,6 +45,31 @@ def _related_paths(entry: dict[str, Any]) -> list[str]:
     if not rel:
         return []
     return [m.group(1) for m in re.finditer(r"([\w./-]+\.\w+)", str(rel))]
+
+
+_NAMED = re.compile(r"[\"']((?:file://)?[\w.-]+(?:/[\w.-]+)*\.(?:txt|md|j2|jinja2?|ya?ml|jsonl?|"
+                    r"prompt|tmpl))[\"']")
+
+
+def _named_paths(mirror: Path, commit: str, path: str, text: str) -> list[str]:
+    """Files the entry's file names in quotes (a config's templates, ``file://`` targets) that
+    exist at that commit, resolved from its folder and up to three folders above: the real
+    tree has them beside the config, so the scratch copy must too."""
+    out: list[str] = []
+    folder = posixpath.dirname(path)
+    for m in _NAMED.finditer(text):
+        name = m.group(1).removeprefix("file://")
+        for up in range(4):
+            base = posixpath.join(folder, *([".."] * up)) if up else folder
+            cand = posixpath.normpath(posixpath.join(base, name))
+            if cand.startswith("..") or cand == path:
+                continue
+            ok = subprocess.run(["git", "--git-dir", str(mirror), "cat-file", "-e",
+                                 f"{commit}:{cand}"], capture_output=True).returncode == 0
+            if ok:
+                out.append(cand)
+                break
+    return out
 
 
 def _verdict(entry: dict[str, Any], findings: list[dict[str, Any]], invariants: dict[str, str]
@@ -78,7 +104,9 @@ def main() -> int:
                                                    root / entry["path"]):
                 print(f"{i:2d} SKIP   {repo}:{entry['path']} (no local mirror at that commit)")
                 continue
-            for extra in _related_paths(entry):
+            text = (root / entry["path"]).read_text(encoding="utf-8", errors="replace")
+            named = _named_paths(mirror, entry["commit"], entry["path"], text)
+            for extra in [*_related_paths(entry), *named]:
                 _extract(mirror, entry["commit"], extra, root / extra)
             proc = subprocess.run(
                 [sys.executable, "-m", "evallint", "check", ".", "--no-cache",

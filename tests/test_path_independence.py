@@ -4,6 +4,7 @@ are decided relative to the project root, never relative to the path argument (i
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,10 @@ def _findings(out: str, prefix: str) -> list[tuple[str, int, int, str, str]]:
         path = f["path"]
         assert path.startswith(prefix), (path, prefix)
         # a message names other files as the finding's path does: relative to the cwd
-        message = f["message"].replace(prefix, "") if prefix else f["message"]
+        message = f["message"]
+        if prefix:  # the root itself shows as "project/" from outside, "./" from inside
+            message = re.sub(rf"(?<![\w/.]){re.escape(prefix)}(?=[,)\s]|$)", "./", message)
+            message = message.replace(prefix, "")
         rows.append((path[len(prefix):], f["line"], f["column"], f["code"], message))
     return sorted(rows)
 

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from evallint import globs
 from evallint.kinds import FileKind
+from evallint.roles import name_tokens
 
 _EXT = {
     ".py": FileKind.PYTHON,
@@ -37,6 +38,7 @@ _TEMPLATE_DIRS = {"templates", "template", "prompt_templates"}
 _DOC_NAMES = {"readme", "changelog", "license", "contributing", "index", "agents", "claude",
               "skill"}
 _YAML_EXTS = {".yaml", ".yml"}
+_JSON_EXTS = {".json", ".jsonl"}
 
 # Top-level YAML keys that mark a loop spec (evallint's own, aiwg's, or a judge spec).
 _LOOP_KEYS = re.compile(r"^(generator|evaluator|eval_config|pass_threshold|metric)\s*:", re.M)
@@ -78,8 +80,15 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
             return FileKind.LOOP_SPEC
         if text_head is not None and _looks_like_loop_spec(text_head):
             return FileKind.LOOP_SPEC
+        if text_head is not None and judge_config_shape(rel, text_head):
+            return FileKind.JUDGE_CONFIG
         if text_head is not None and _PROMPTFOO_GRADED.search(text_head):
             return FileKind.PROMPTFOO  # a test file a promptfoo config includes via file://
+        return None
+
+    if suffix in _JSON_EXTS:
+        if text_head is not None and looks_like_collection(text_head):
+            return FileKind.PROMPT_COLLECTION
         return None
 
     if suffix in _PROMPT_EXTS:
@@ -94,8 +103,12 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
             return FileKind.PROMPT
         if suffix == ".txt" and set(parts) & _TEMPLATE_DIRS and stem not in _DOC_NAMES:
             return FileKind.PROMPT
+        if text_head is not None and stem not in _DOC_NAMES and _DOLLAR.search(text_head):
+            return FileKind.PROMPT  # a WildBench-style template: "{$name}" only fills prompts
     return None
 
+
+_DOLLAR = re.compile(r"\{\$[A-Za-z_]\w*\}")
 
 # A promptfoo model-graded assertion type: marks YAML test files that configs include.
 _PROMPTFOO_GRADED = re.compile(
@@ -104,6 +117,80 @@ _PROMPTFOO_GRADED = re.compile(
     r"select-best|search-rubric|conversation-relevance)['\"]?\s*(?:#.*)?$",
     re.M,
 )
+
+
+# --------------------------------------------------------------------------- prompt collections
+
+# Fields that only a prompt record has: their presence (with a placeholder) makes the record.
+TEMPLATE_FIELDS = (
+    "prompt_template", "system_prompt", "user_prompt", "system_template", "user_template",
+    "template", "judge_prompt", "judge_template", "eval_prompt", "evaluation_prompt",
+    "evaluator_prompt", "grader_prompt", "grading_prompt", "critique_prompt", "critic_prompt",
+    "rubric_prompt", "scoring_prompt", "generator_prompt", "generation_prompt",
+    "instruction_template", "prompt_format",
+)
+# Read as templates once the record is a prompt (alone they are a data row's input).
+PLAIN_FIELDS = ("prompt", "system", "instruction", "user")
+MODEL_FIELDS = ("model", "model_name", "judge_model", "engine", "model_id")
+# Text that states the output format: its keys count toward the record's contract.
+FORMAT_FIELDS = ("output_format", "response_format_text", "format_instructions")
+# A prompt collection is small; a bigger .json/.jsonl is data and is never read.
+MAX_COLLECTION_BYTES = 1_000_000
+
+_HEAD_KEY = re.compile(r'"(?:' + "|".join(TEMPLATE_FIELDS) + r')"\s*:', re.I)
+_HEAD_MODEL = re.compile(r'"(?:' + "|".join(MODEL_FIELDS) + r')"\s*:', re.I)
+_HEAD_PLAIN = re.compile(r'"(?:' + "|".join((*PLAIN_FIELDS, "messages")) + r')"\s*:', re.I)
+_PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\{\$[A-Za-z_]\w*\}|\{[A-Za-z_]\w*\}")
+
+
+def looks_like_collection(head: str) -> bool:
+    """Cheap test on a JSON file's head: a template field (or a model next to a prompt field)
+    and a placeholder. Rows of eval cases have neither template keys nor placeholders."""
+    if not _PLACEHOLDER.search(head):
+        return False
+    return bool(_HEAD_KEY.search(head)) or bool(_HEAD_MODEL.search(head)
+                                                and _HEAD_PLAIN.search(head))
+
+
+# --------------------------------------------------------------------------- judge configs
+
+# Top-level (or one level down) keys of judge configs that name or hold judge templates:
+# alpaca_eval annotators, arena-hard judge configs, phoenix classification evaluators,
+# pydantic-evals datasets with LLMJudge evaluators.
+_ANNOTATOR = re.compile(r"^\s{0,4}prompt_template\s*:", re.M)
+_ANNOTATOR_FN = re.compile(r"^\s{0,4}(?:fn_completions|completions_kwargs)\s*:", re.M)
+_ARENA = re.compile(r"^judge_model\s*:", re.M)
+_ARENA_TEXT = re.compile(r"^(?:system_prompt|prompt_template)\s*:", re.M)
+# choices may sit after a long prompt, beyond the head: optimization_direction stands in.
+_PHOENIX = re.compile(r"^(?:choices|optimization_direction)\s*:", re.M)
+_PHOENIX_MSGS = re.compile(r"^messages\s*:", re.M)
+_PHOENIX_NAME = re.compile(r"^name\s*:", re.M)
+_PYDANTIC_EVALS = re.compile(r"^\s*-?\s*LLMJudge\s*:", re.M)
+_PYDANTIC_CASES = re.compile(r"^(?:cases|evaluators)\s*:", re.M)
+
+
+_JUDGE_FOLDERS = frozenset({"evaluator", "evaluators", "annotator", "annotators", "judge",
+                            "judges", "grader", "graders"})
+
+
+def judge_config_shape(rel: str, head: str) -> str | None:
+    """Which judge-config layout a YAML file's head has, or None.
+
+    An annotator config looks like a model config (a prompt template and a completion
+    function): the folder (``evaluators_configs/``) or a completion parser says it judges.
+    """
+    if _ANNOTATOR.search(head) and _ANNOTATOR_FN.search(head):
+        folders = {t for part in PurePosixPath(rel).parts[:-1] for t in name_tokens(part)}
+        if folders & _JUDGE_FOLDERS or "fn_completion_parser" in head:
+            return "annotator"
+        return None
+    if _ARENA.search(head) and _ARENA_TEXT.search(head):
+        return "arena"
+    if _PHOENIX.search(head) and _PHOENIX_MSGS.search(head) and _PHOENIX_NAME.search(head):
+        return "phoenix"
+    if _PYDANTIC_EVALS.search(head) and _PYDANTIC_CASES.search(head):
+        return "pydantic-evals"
+    return None
 
 
 # --------------------------------------------------------------------------- agent definitions
@@ -174,6 +261,11 @@ def _project_root(folder: str) -> str | None:
         return folder
     parent = os.path.dirname(folder)
     return None if parent == folder else _project_root(parent)
+
+
+def project_root_of(path: str) -> str | None:
+    """The project root of a file: the nearest folder above it with a project marker."""
+    return _project_root(os.path.dirname(os.path.abspath(path)))
 
 
 def project_relative(abspath: str) -> str | None:

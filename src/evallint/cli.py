@@ -171,7 +171,8 @@ def check(
                            cache_dir=cache_dir)
     if not result.files:
         fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
-             "prompt files, Python, notebooks, agent definitions and eval configs)")
+             "prompt files, prompt collections, Python, notebooks, agent definitions, judge and "
+             "eval configs)")
     if write_baseline_path:
         from evallint.baseline import write_baseline
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evallint import globs
-from evallint.classify import classify
+from evallint.classify import MAX_COLLECTION_BYTES, classify
 from evallint.config import DEFAULT_EXCLUDE, Config
 
 # Only these endings can ever be a kind evallint reads; everything else is skipped unread.
@@ -17,10 +17,11 @@ CANDIDATE_SUFFIXES = frozenset(
     {
         ".py", ".ipynb", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars",
         ".prompty", ".prompt", ".md", ".markdown", ".txt", ".xml", ".tmpl", ".tpl", ".yaml",
-        ".yml", ".json",
+        ".yml", ".json", ".jsonl",
     }
 )
 _SNIFF = 4096
+_JSON_SNIFF = 16384  # one judge prompt record can be longer than 4 KiB
 
 
 class DiscoveryError(Exception):
@@ -165,5 +166,18 @@ def _kind_of(p: Path, rel: str, templates: tuple[str, ...]) -> str | None:
                 head = fh.read(_SNIFF).decode("utf-8", "replace")
         except OSError:
             head = None
+    elif suffix in (".json", ".jsonl") and not p.name.startswith(("settings", "package")):
+        head = _json_head(p)
     kind = classify(rel, head, templates=templates, abspath=str(p))
     return kind.value if kind else None
+
+
+def _json_head(p: Path) -> str | None:
+    """The head of a small JSON/JSONL file (a prompt collection is small; data is not read)."""
+    try:
+        if p.stat().st_size > MAX_COLLECTION_BYTES:
+            return None
+        with p.open("rb") as fh:
+            return fh.read(_JSON_SNIFF).decode("utf-8", "replace")
+    except OSError:
+        return None

@@ -144,7 +144,9 @@ class _Analyzer:
         if self.config.policy_rules:
             findings.extend(policy.check(facts, self.ctx, self.config.policy_rules))
         sups = facts.suppressions if facts.suppressions is not None else suppress.scan(text)
-        return FileResult(task, facts, findings, sups)
+        # Facts that read other files (a config's templates) are not keyed by their content.
+        return FileResult(task, facts, findings, sups,
+                          cacheable=not getattr(facts, "external", None))
 
     def _unparsable(self, task: FileTask, message: str, pos: Pos | None) -> FileResult:
         f = self.ctx.finding(UNPARSABLE, task.path, pos, message)

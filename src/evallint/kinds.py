@@ -18,6 +18,8 @@ class FileKind(str, Enum):
     PROMPTFOO = "promptfoo"  # promptfooconfig.yaml and what it includes
     OPENAI_EVALS = "openai-evals"  # registry/modelgraded/*.yaml
     LOOP_SPEC = "loop-spec"  # evallint's own loop spec, aiwg pipeline.config.yaml, judge specs
+    PROMPT_COLLECTION = "prompt-collection"  # .jsonl/.json records holding prompt templates
+    JUDGE_CONFIG = "judge-config"  # annotator/judge configs naming or holding judge templates
 
 
 TEMPLATE_KINDS = frozenset(

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evallint.classify import project_root_of
 from evallint.findings import Finding, Related
 from evallint.frontends.loopspec_front import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.kinds import FileKind
@@ -273,7 +274,9 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
             continue
         target = facts.resolve(cases.value)
         real = Path(target).resolve()
-        if not real.is_relative_to(ctx.config.root.resolve()):
+        home = project_root_of(facts.path)
+        if not real.is_relative_to(Path(home).resolve() if home else
+                                   ctx.config.root.resolve()):
             continue  # never read outside the project (docs/security.md)
         try:
             data = read_bounded(real, ctx.config.max_file_size)

@@ -104,7 +104,8 @@ def _configs(project: Project) -> Iterator[PromptfooFacts]:
 
 
 def _prov_rel(config: PromptfooFacts, p: PfProvider) -> Related:
-    return Related(config.path, p.pos.line, p.pos.column, f"provider under test '{p.id}'")
+    return Related(p.path or config.path, p.pos.line, p.pos.column,
+                   f"provider under test '{p.id}'")
 
 
 @project_check("EL303")
@@ -186,13 +187,18 @@ def thinking_shown_to_grader(project: Project, ctx: Context) -> Iterator[Finding
             if why is None or p.show_thinking is False:
                 continue
             first = graded[0]
+            where = [] if p.path is None else [Related(
+                config.path, (config.providers_pos or Pos(1, 1)).line,
+                (config.providers_pos or Pos(1, 1)).column,
+                f"the promptfoo config whose providers come from {p.path}")]
             yield ctx.finding(
-                "EL204", config.path, p.pos,
+                "EL204", p.path or config.path, p.pos,
                 f"provider under test '{p.id}' reasons ({why}) and does not set "
                 "'showThinking: false': its reasoning can be part of the output that "
                 f"{len(graded)} model-graded assertion(s) show to the grader",
                 related=[Related(first.path, first.assertion.pos.line,
-                                 first.assertion.pos.column, "a model-graded assertion")])
+                                 first.assertion.pos.column, "a model-graded assertion"),
+                         *where])
 
 
 def grader_signal(name: str, ctx: Context, *, with_template_signals: bool = False) -> str | None:
@@ -235,19 +241,35 @@ def rubric_sees_generator_context(facts: PromptfooFacts, ctx: Context) -> Iterat
                 hit = next((h for part in v.path if (h := grader_signal(part, ctx))), None)
                 if hit is None:
                     continue
-                yield context_finding(ctx, facts, v.dotted, v.name, f"denied name '{hit}'",
-                                      v.pos, f"{a.type} assertion")
+                f = context_finding(ctx, facts, v.dotted, v.name, f"denied name '{hit}'",
+                                    v.pos, f"{a.type} assertion", path=v.file)
+                if v.file is not None:
+                    f.related.append(Related(facts.path, a.pos.line, a.pos.column,
+                                             f"the {a.type} assertion that reads this rubric"))
+                yield f
 
 
 def context_finding(ctx: Context, facts: Any, dotted: str, name: str, why: str, pos: Pos,
-                    where: str) -> Finding:
-    """EL205, or a note when the file or config declares the input legitimate."""
+                    where: str, path: str | None = None) -> Finding:
+    """EL205, or a note when the file or config declares the input legitimate. ``path`` is
+    the rubric file when the rubric text is kept in one (``file://``)."""
     reason = ctx.legitimate(facts, name) or ctx.legitimate(facts, dotted)
     if reason:
-        return ctx.finding("EL205", facts.path, pos,
+        return ctx.finding("EL205", path or facts.path, pos,
                            f"the {where} grader sees '{dotted}' (declared legitimate: {reason})",
                            severity=Severity.NOTE)
     return ctx.finding(
-        "EL205", facts.path, pos,
+        "EL205", path or facts.path, pos,
         f"the {where} grader's template renders '{dotted}' ({why}), beyond the task input, "
         "the output and the reference: the judge sees generator-side context")
+
+
+@file_check("EL611", kinds=[FileKind.PROMPTFOO])
+def missing_file_refs(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
+    """A ``file://`` reference to a file that is not there: what it holds was never checked."""
+    for m in facts.missing:
+        yield ctx.finding(
+            "EL611", facts.path, m.pos,
+            f"promptfoo {m.purpose} reference 'file://{m.target}' names a file that does not "
+            f"exist next to {posixpath.basename(facts.path)}: what it holds (providers, "
+            "prompts, graders, rubrics) was never checked")

@@ -247,7 +247,7 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
         name, _ = _checked_name(var, containers)
         if name and name not in allowed and not _name_listed(name, allowed) and (
             name not in seen103
-        ):
+        ) and _unnumbered(name) not in allowed:
             seen103.add(name)
             reason = _legit(ctx, facts, name, var.name, var.dotted)
             if reason:
@@ -264,8 +264,16 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                 )
         if var.kind in ("output", "triple") and not var.delimited:
             rendered, _ = _checked_name(var, containers)
-            if rendered and rendered in output_names:
+            if rendered and (rendered in output_names or _unnumbered(rendered) in output_names):
                 yield _undelimited(ctx, facts, var, evidence)
+
+
+_TURN = re.compile(r"_\d+$")
+
+
+def _unnumbered(name: str) -> str:
+    """``question_1``, ``answer_a_2``: one turn of a multi-turn input or output."""
+    return _TURN.sub("", name)
 
 
 def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:

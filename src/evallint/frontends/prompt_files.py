@@ -18,6 +18,7 @@ from evallint import globs
 from evallint.config import Config
 from evallint.facts import Pos, PromptFacts, Section, TemplateFacts
 from evallint.frontend import ParseError, frontend
+from evallint.frontends.dollar_front import has_dollar_fields, parse_dollar
 from evallint.frontends.format_front import has_format_fields, parse_format
 from evallint.frontends.jinja_front import parse_jinja
 from evallint.frontends.marks import Doc, load_yaml, split_front_matter
@@ -216,7 +217,8 @@ _PARSERS = {"jinja": parse_jinja, "mustache": parse_mustache, "format": parse_fo
 def _parse_body(rel: str, body: str, front_matter: dict[str, Any]) -> TemplateFacts:
     dialect = dialect_for(rel, body, front_matter)
     if dialect == "none":
-        return TemplateFacts(dialect="none")
+        # WildBench-style "{$name}" placeholders: plain replacement, no other syntax.
+        return parse_dollar(body) if has_dollar_fields(body) else TemplateFacts(dialect="none")
     fixed = rel.lower().endswith(_JINJA_EXTS + _MUSTACHE_EXTS)
     try:
         facts = _PARSERS[dialect](body)

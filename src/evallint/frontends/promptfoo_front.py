@@ -8,13 +8,14 @@ with its type, and the template variables its rubric text pulls in.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
 from evallint.config import Config
 from evallint.facts import FileFacts, Pos
-from evallint.frontend import frontend
-from evallint.frontends.marks import Doc, PathT, load_yaml
+from evallint.frontend import ParseError, frontend
+from evallint.frontends.marks import Doc, PathT, load_json, load_yaml
 from evallint.kinds import FileKind
 from evallint.source import SourceFile
 
@@ -54,6 +55,7 @@ class PfGrader:
     id: str | None
     model: str | None
     pos: Pos
+    via: str | None = None  # the file:// grader file whose provider id this is
 
 
 @dataclass
@@ -63,6 +65,7 @@ class PfVar:
     name: str
     path: tuple[str, ...]
     pos: Pos
+    file: str | None = None  # the file:// rubric file it is in; None: this file
 
     @property
     def dotted(self) -> str:
@@ -75,6 +78,7 @@ class PfAssertion:
     pos: Pos
     grader: PfGrader | None = None
     rubric_vars: list[PfVar] = field(default_factory=list)
+    rubric_file: str | None = None  # ``value: file://rubric.txt``
 
 
 @dataclass
@@ -92,12 +96,22 @@ class PfProvider:
     pos: Pos
     reasoning: str | None = None  # why this provider reasons (model family or config key)
     show_thinking: bool | None = None
+    path: str | None = None  # the file:// providers file it is defined in; None: the config
 
 
 @dataclass
 class PfInclude:
     purpose: str  # tests | defaultTest | providers | scenarios
     target: str  # the path after file://, relative to the including file
+    pos: Pos
+
+
+@dataclass
+class PfMissing:
+    """A ``file://`` reference to a file that is not there."""
+
+    purpose: str
+    target: str
     pos: Pos
 
 
@@ -109,6 +123,11 @@ class PromptfooFacts(FileFacts):
     default_test: PfTest | None = None
     tests: list[PfTest] = field(default_factory=list)
     includes: list[PfInclude] = field(default_factory=list)
+    missing: list[PfMissing] = field(default_factory=list)
+    # Files the result depends on (read, or looked for and missing): never cached.
+    external: list[str] = field(default_factory=list)
+    # Prompt files under test (``prompts: [file://…]``), as generator templates.
+    prompts: list[Any] = field(default_factory=list)
 
 
 _CONFIG_KEYS = ("providers", "targets", "prompts", "defaultTest", "scenarios", "description")
@@ -122,12 +141,14 @@ def parse_promptfoo(source: SourceFile, config: Config) -> PromptfooFacts:
     data = doc.data
     if isinstance(data, list):
         facts.tests = _tests(doc, (), facts)
+        _follow(source, config, doc, facts)
         return facts
     if not isinstance(data, dict):
         return facts
     facts.is_config = any(k in data for k in _CONFIG_KEYS)
     if not facts.is_config:  # a single test, or a defaultTest file
         facts.tests = [_test(doc, ())]
+        _follow(source, config, doc, facts)
         return facts
     for key in ("providers", "targets"):
         if key in data:
@@ -148,7 +169,150 @@ def parse_promptfoo(source: SourceFile, config: Config) -> PromptfooFacts:
             elif isinstance(sc, dict):
                 facts.tests += _tests(doc, ("scenarios", i, "tests"), facts)
                 facts.tests += _tests(doc, ("scenarios", i, "config"), facts)
+    _follow(source, config, doc, facts)
     return facts
+
+
+# ---------------------------------------------------------------------------- file:// targets
+
+_SCRIPT_EXTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".go", ".rb", ".sh")
+_DATA_EXTS = (".yaml", ".yml", ".json")
+
+
+def _target_file(target: str) -> str:
+    """The file part of a ``file://`` target: ``provider.py:call_api`` names ``provider.py``."""
+    head, sep, tail = target.rpartition(":")
+    if sep and head and "/" not in tail and not tail.startswith("\\"):
+        return head
+    return target
+
+
+def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts) -> None:
+    """Read what ``file://`` references hold that the rules need: providers (and whether they
+    show their thinking), graders named by file, prompt and rubric files; record each missing
+    target. Globs are left to the project (several files may match)."""
+    from evallint.frontends.config_refs import read_named_file
+
+    for inc in facts.includes:
+        target = _target_file(inc.target.strip())
+        if not target or any(ch in target for ch in "*?[{"):
+            continue
+        found = read_named_file(source, config, target)
+        if isinstance(found, list):
+            facts.missing.append(PfMissing(inc.purpose, target, inc.pos))
+            facts.external.append(target)
+            continue
+        facts.external.append(found[0])
+        if inc.purpose != "providers" or not target.lower().endswith(_DATA_EXTS):
+            continue
+        try:
+            sub = load_json(found[1]) if target.lower().endswith(".json") else \
+                load_yaml(found[1])
+        except ParseError:
+            continue
+        holder = PromptfooFacts(path=found[0], kind=FileKind.PROMPTFOO.value)
+        data = sub.data
+        at: PathT = ("providers",) if isinstance(data, dict) and "providers" in data else ()
+        for p in _providers(sub, at, holder):
+            p.path = found[0]
+            facts.providers.append(p)
+    for ref, pos, path in _file_refs(doc, facts):
+        target = _target_file(ref)
+        if any(ch in target for ch in "*?[{"):
+            continue
+        found = read_named_file(source, config, target)
+        if isinstance(found, list):
+            facts.missing.append(PfMissing("prompt, rubric or grader", target, pos))
+            facts.external.append(target)
+            continue
+        facts.external.append(found[0])
+        if path[0] == "prompts" and target.lower().endswith(_PROMPT_EXTS):
+            _prompt_under_test(source, config, found[0], found[1], pos, facts)
+    _graders_by_file(source, config, facts)
+    _rubric_files(source, config, facts)
+
+
+def _rubric_files(source: SourceFile, config: Config, facts: PromptfooFacts) -> None:
+    """Rubric text kept in a file: its variables, positioned in that file."""
+    from evallint.frontends.config_refs import read_named_file
+
+    tests = list(facts.tests) + ([facts.default_test] if facts.default_test else [])
+    for a in (a for t in tests for a in t.assertions if a.rubric_file):
+        assert a.rubric_file is not None
+        if a.rubric_file.lower().endswith(_SCRIPT_EXTS + _DATA_EXTS):
+            continue
+        found = read_named_file(source, config, a.rubric_file)
+        if isinstance(found, list):
+            continue
+        holder = Doc({"value": found[1]}, values={("value",): Pos(1, 1)})
+        for v in _template_vars(found[1], holder, ("value",)):
+            v.file = found[0]
+            a.rubric_vars.append(v)
+
+
+# Keys whose ``file://`` values promptfoo reads at run time: prompts, assertion values and
+# rubric prompts, graders, transforms. tests/providers/defaultTest/scenarios are includes.
+_REF_KEYS = frozenset({"prompts", "value", "provider", "transform", "rubricPrompt"})
+
+
+def _file_refs(doc: Doc, facts: PromptfooFacts) -> list[tuple[str, Pos, PathT]]:
+    """Every other ``file://`` string value under those keys, with its position and path."""
+    followed = {(i.pos.line, i.pos.column) for i in facts.includes}
+    out: list[tuple[str, Pos, PathT]] = []
+    for path, pos in doc.values.items():
+        if (pos.line, pos.column) in followed or not any(
+                isinstance(k, str) and k in _REF_KEYS for k in path):
+            continue
+        value = _at(doc.data, path)
+        if isinstance(value, str) and value.startswith("file://"):
+            out.append((value[len("file://"):].strip(), pos, path))
+    return out
+
+
+_PROMPT_EXTS = (".txt", ".md", ".j2", ".njk", ".jinja", ".jinja2", ".tmpl")
+
+
+def _prompt_under_test(source: SourceFile, config: Config, display: str, text: str,
+                       pos: Pos, facts: PromptfooFacts) -> None:
+    """A prompt file under test is the generator's template: the rubric must stay out of it."""
+    from evallint.frontends.config_refs import ConfigPrompt
+    from evallint.frontends.embedded import identity, prompt_from_text
+    from evallint.roles import Role, RoleInfo
+
+    own = prompt_from_text(display, text, identity, config, name=posixpath.basename(display))
+    if own.role.is_evaluator:
+        return  # promptfoo testing a judge prompt: the prompt under test is the judge
+    role = RoleInfo(Role.GENERATOR, [f"promptfoo prompt under test ({source.rel}:{pos.line})"],
+                    explicit=True)
+    prompt = prompt_from_text(display, text, identity, config,
+                              name=posixpath.basename(display), role=role)
+    facts.prompts.append(ConfigPrompt(prompt, display, pos,
+                                      "promptfoo tests this prompt (prompts:)", Pos(1, 1)))
+
+
+def _graders_by_file(source: SourceFile, config: Config, facts: PromptfooFacts) -> None:
+    """A grader given as ``provider: file://grader.yaml`` is the provider that file defines."""
+    from evallint.frontends.config_refs import read_named_file
+
+    tests = list(facts.tests) + ([facts.default_test] if facts.default_test else [])
+    graders = [t.grader for t in tests] + [a.grader for t in tests for a in t.assertions]
+    for g in graders:
+        if g is None or not g.id or not g.id.startswith("file://"):
+            continue
+        target = _target_file(g.id[len("file://"):].strip())
+        if not target.lower().endswith(_DATA_EXTS):
+            continue
+        found = read_named_file(source, config, target)
+        if isinstance(found, list):
+            continue
+        try:
+            sub = load_json(found[1]) if target.lower().endswith(".json") else \
+                load_yaml(found[1])
+        except ParseError:
+            continue
+        pid = sub.data.get("id") if isinstance(sub.data, dict) else None
+        if isinstance(pid, str):
+            g.id, g.model, g.via = pid, provider_model(pid), found[0]
 
 
 def _at(data: Any, path: PathT) -> Any:
@@ -212,7 +376,9 @@ def _assertions(doc: Doc, path: PathT) -> list[PfAssertion]:
         a = PfAssertion(atype, doc.keys.get((*at, "type")) or _pos(doc, at))
         a.grader = _grader(doc, (*at, "provider"))
         rubric = item.get("value")
-        if isinstance(rubric, str):
+        if isinstance(rubric, str) and rubric.startswith("file://"):
+            a.rubric_file = rubric[len("file://"):].strip()
+        elif isinstance(rubric, str):
             a.rubric_vars = _template_vars(rubric, doc, (*at, "value"))
         elif isinstance(rubric, list):
             for j, part in enumerate(rubric):

@@ -86,6 +86,24 @@ def _triple_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# MT-bench-style markers: "[The Start of Assistant A's Answer]" … "[The End of Assistant A's
+# Answer]", also as "<|The Start of …|>".
+_START_MARK = re.compile(r"(?im)^[ \t]*(?:\[|<\|)[ \t]*the start of (.+?)[ \t]*(?:\]|\|>)")
+
+
+def _marker_spans(text: str) -> list[tuple[int, int]]:
+    """Spans between a "The Start of X" marker and its "The End of X" marker."""
+    spans: list[tuple[int, int]] = []
+    if "tart of" not in text and "TART OF" not in text:
+        return spans
+    for m in _START_MARK.finditer(text):
+        end = re.compile(r"(?i)(?:\[|<\|)[ \t]*the end of " + re.escape(m.group(1))
+                         + r"[ \t]*(?:\]|\|>)").search(text, m.end())
+        if end is not None:
+            spans.append((m.end(), end.start()))
+    return spans
+
+
 def _tag_spans(text: str) -> list[tuple[int, int]]:
     """Spans between an opening tag and its matching closing tag (same name, nested allowed)."""
     if "</" not in text:
@@ -163,7 +181,8 @@ class TextMap:
 
     def _enclosed(self, offset: int) -> bool:
         if self._spans is None:
-            spans = fenced_spans(self.text) + _triple_spans(self.text) + _tag_spans(self.text)
+            spans = (fenced_spans(self.text) + _triple_spans(self.text) + _tag_spans(self.text)
+                     + _marker_spans(self.text))
             spans.sort()
             self._spans = spans
             self._starts = [s for s, _ in spans]
