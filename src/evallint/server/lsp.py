@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -438,5 +439,15 @@ def _hover(ls: EvallintServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 
 def serve() -> None:
-    """Serve one client over stdin/stdout until it sends exit."""
-    build_server().start_io()
+    """Serve one client over stdin/stdout until it sends exit.
+
+    The protocol streams are private duplicates of fds 0 and 1; ``sys.stdin`` becomes
+    /dev/null and ``sys.stdout`` stderr. A forked worker process closes ``sys.stdin`` as it
+    starts, which would wait forever on the lock the protocol's reader thread holds while it
+    blocks in a read; and a stray print must never corrupt the JSON-RPC stream."""
+    rfile = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    wfile = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout.flush()
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    sys.stdout = sys.stderr
+    build_server().start_io(rfile, wfile)  # type: ignore[arg-type]

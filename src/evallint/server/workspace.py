@@ -40,6 +40,8 @@ class Outcome:
     metas: dict[str, RuleMeta] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    files: int = 0  # files analysed, open or not
+    cached: int = 0  # of which read from the result cache
 
 
 @dataclass
@@ -135,6 +137,8 @@ class WorkspaceLinter:
         run = _finish([r for r in results if r is not None], cfg, metas, enabled, cached,
                       cache=cache if cache is not None and cache.enabled else None)
         out.errors += run.tool_errors
+        out.files += len(tasks)
+        out.cached += cached
         out.warnings += run.warnings
         for f in run.findings:
             path = os.path.abspath(f.path)
