@@ -241,6 +241,29 @@ def test_the_console_command_serves_and_exits_cleanly(tmp_path: Path) -> None:
                              and m["params"]["uri"] == uri
                              and m["params"]["diagnostics"] == [])
         assert closed
+
+        # a cross-file finding: the related location is the generator call
+        loop, _ = _shared_project(tmp_path)
+        loop_uri = _open(client, loop, loop.read_text(encoding="utf-8"), "python")
+        (same,) = [d for d in client.diagnostics(loop_uri, 1) if d["code"] == "EL301"]
+        assert same["range"]["start"] == {"line": 18, "character": 11}
+        (related,) = same["relatedInformation"]
+        assert related["location"]["uri"] == loop_uri
+        assert related["location"]["range"]["start"] == {"line": 9, "character": 11}
+
+        # hover on a code inside a suppression comment
+        notes = tmp_path / "prompts" / "notes.j2"
+        suppression = "{# evallint: ignore[EL105] -- the caller fences the reply #}"
+        notes_uri = _open(client, notes, suppression + "\nSummarise {{ input }}.\n", "jinja")
+        client.diagnostics(notes_uri, 1)
+        hover = client.request("textDocument/hover", {
+            "textDocument": {"uri": notes_uri},
+            "position": {"line": 0, "character": suppression.index("EL105") + 2}})
+        assert hover["contents"]["value"].startswith("**EL105**")
+        assert load_rules()["EL105"].summary in hover["contents"]["value"]
+        assert client.request("textDocument/hover", {
+            "textDocument": {"uri": notes_uri},
+            "position": {"line": 1, "character": 2}}) is None
         _shutdown(client)
     finally:
         client.close()
@@ -301,6 +324,21 @@ def test_cross_file_flows_use_the_buffer_and_the_disk_and_the_cache(
     assert "EL301" not in {f.code for f in second.findings.get(str(loop), [])}
     assert second.cached == 1  # the helper module came from the result cache
     assert loop.read_text(encoding="utf-8") == text  # the disk is never written
+
+
+def test_a_workspace_reached_through_a_symlink(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.server.workspace import WorkspaceLinter
+
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    monkeypatch.chdir(link)
+    judge = _project(real)
+    named = str(link / judge.relative_to(real))
+    outcome = WorkspaceLinter(link).lint({named: JUDGE})
+    assert "EL102" in {f.code for f in outcome.findings[named]}
 
 
 def test_a_broken_config_is_an_error_not_a_crash(tmp_path: Path,

@@ -141,7 +141,7 @@ class EvallintServer(LanguageServer):
         """One finding as an LSP diagnostic. A notebook finding (``cell``) sits on the first
         line of the .ipynb text with its cell and line named: the JSON text the editor holds
         has no simple mapping to a cell's lines."""
-        path = os.path.abspath(f.path)
+        path = os.path.realpath(f.path)
         message = f.message
         if f.cell is not None:
             message = f"cell {f.cell}, line {f.line}: {message}"
@@ -163,7 +163,7 @@ class EvallintServer(LanguageServer):
 
     def related(self, r: Related, files: _FileLines,
                 encoding: str) -> lsp.DiagnosticRelatedInformation:
-        path = os.path.abspath(r.path)
+        path = os.path.realpath(r.path)
         if r.cell is not None:
             rng = files.range(path, 1, 1, None, None, encoding)
             message = f"cell {r.cell}, line {r.line}: {r.message}"
@@ -207,7 +207,7 @@ class _FileLines:
     the disk (read once, bounded; an unreadable file keeps character columns)."""
 
     def __init__(self, texts: dict[str, str]) -> None:
-        self.lines = {p: Lines(t) for p, t in texts.items()}
+        self.lines = {os.path.realpath(p): Lines(t) for p, t in texts.items()}
 
     def get(self, path: str) -> Lines:
         if path not in self.lines:
@@ -411,25 +411,23 @@ def _hover(ls: EvallintServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
         metas = dict(load_rules())
     uri, pos = params.text_document.uri, params.position
-    shown = ls.shown.get(uri)
     codes: list[str] = []
     rng: lsp.Range | None = None
+    lines = Lines(ls.workspace.get_text_document(uri).source)
+    text = lines.line(pos.line)
+    if "evallint:" in text:  # a code in a suppression comment comes first
+        encoding = ls.encoding()
+        column = lines.offset(pos.line, pos.character, encoding) - lines.offset(pos.line, 0)
+        for m in _CODE_TOKEN.finditer(text):
+            if m.start() <= column <= m.end() and m.group() in metas:
+                codes.append(m.group())
+                rng = lsp.Range(start=lsp.Position(pos.line, _client(text, m.start(), encoding)),
+                                end=lsp.Position(pos.line, _client(text, m.end(), encoding)))
+    shown = ls.shown.get(uri)
     for d in shown.diagnostics if shown else []:
         if _contains(d.range, pos) and isinstance(d.code, str) and d.code not in codes:
             codes.append(d.code)
             rng = rng or d.range
-    if not codes:
-        lines = Lines(ls.workspace.get_text_document(uri).source)
-        text = lines.line(pos.line)
-        if "evallint:" in text:
-            column = lines.offset(pos.line, pos.character, ls.encoding()) - lines.starts[
-                min(pos.line, len(lines.starts) - 1)]
-            for m in _CODE_TOKEN.finditer(text):
-                if m.start() <= column <= m.end() and m.group() in metas:
-                    codes = [m.group()]
-                    enc = ls.encoding()
-                    rng = lsp.Range(start=lsp.Position(pos.line, _client(text, m.start(), enc)),
-                                    end=lsp.Position(pos.line, _client(text, m.end(), enc)))
     found = [metas[c] for c in codes if c in metas]
     if not found:
         return None

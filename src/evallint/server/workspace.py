@@ -60,13 +60,18 @@ class WorkspaceLinter:
     def lint(self, docs: dict[str, str]) -> Outcome:
         """Findings for the open documents ``docs`` (absolute path -> text). Never raises for
         bad input: a broken config or selection is an error in the outcome."""
-        inside = {p: t for p, t in docs.items() if _under(p, self.root)}
-        outside = {p: t for p, t in docs.items() if p not in inside}
+        # Compared as real paths: the working directory is one, and a client may name a
+        # file through a symlink (/tmp on macOS); the findings go back under its names.
+        names = {os.path.realpath(p): p for p in docs}
+        real = {r: docs[p] for r, p in names.items()}
+        root = self.root.resolve()
+        inside = {p: t for p, t in real.items() if _under(p, root)}
+        outside = {p: t for p, t in real.items() if p not in inside}
         out = Outcome()
         try:
             load_checks()
             if inside:
-                self._run(load_config_with_policies(self.root), inside, out, project=self.project)
+                self._run(load_config_with_policies(root), inside, out, project=self.project)
             for path, text in outside.items():  # a file from elsewhere: its own config, alone
                 self._run(load_config_with_policies(Path(path).parent), {path: text}, out,
                           project=False)
@@ -77,6 +82,7 @@ class WorkspaceLinter:
 
             out.metas = dict(load_rules())
         self.metas = out.metas
+        out.findings = {names[p]: fs for p, fs in out.findings.items() if p in names}
         return out
 
     def _run(self, cfg: Config, docs: dict[str, str], out: Outcome, *, project: bool) -> None:
@@ -84,7 +90,8 @@ class WorkspaceLinter:
         out.metas = {**metas, **out.metas}
         enabled = enabled_codes(cfg, metas)
         tasks = discover(["."], cfg, out.warnings) if project else []
-        known = {t.abspath for t in tasks}
+        buffers = _buffers(tasks, docs)
+        known = {os.path.realpath(p) for p in buffers}
         for path in docs:
             if path in known:
                 continue
@@ -95,6 +102,7 @@ class WorkspaceLinter:
             kind = classify_path(Path(path), cfg)
             if kind is not None:
                 tasks.append(FileTask(_display(path), path, kind))
+                buffers[path] = docs[path]
         cache = None
         if self.use_cache and project:
             cache, why = open_cache(cfg, enabled, None)
@@ -106,7 +114,7 @@ class WorkspaceLinter:
         keys: dict[int, str] = {}
         cached = 0
         for i, task in enumerate(tasks):
-            text = docs.get(task.abspath)
+            text = buffers.get(task.abspath)
             if text is not None:  # the buffer, never cached: it changes with every keystroke
                 todo.append(i)
                 jobs.append((task, text.encode("utf-8", "surrogatepass")))
@@ -141,9 +149,22 @@ class WorkspaceLinter:
         out.cached += cached
         out.warnings += run.warnings
         for f in run.findings:
-            path = os.path.abspath(f.path)
+            path = os.path.realpath(f.path)
             if path in docs:
                 out.findings.setdefault(path, []).append(f)
+
+
+def _buffers(tasks: list[FileTask], docs: dict[str, str]) -> dict[str, str]:
+    """Open documents' texts by the discovered task's path (``docs`` is keyed by real path;
+    only tasks named like an open document pay for a ``realpath``)."""
+    names = {os.path.basename(p) for p in docs}
+    out: dict[str, str] = {}
+    for t in tasks:
+        if os.path.basename(t.abspath) in names:
+            text = docs.get(os.path.realpath(t.abspath))
+            if text is not None:
+                out[t.abspath] = text
+    return out
 
 
 def _under(path: str, root: Path) -> bool:
