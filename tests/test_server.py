@@ -215,6 +215,12 @@ def test_a_real_stdio_session_diagnoses_fixes_and_hovers(tmp_path: Path) -> None
                                  "end": {"line": BAD_LINE,
                                          "character": len(bad.encode("utf-16-le")) // 2}}
 
+        (fix_all,) = client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": diag["range"],
+            "context": {"diagnostics": [], "only": ["source.fixAll"]}})
+        assert fix_all["kind"] == "source.fixAll.evallint"
+        assert fix_all["edit"]["changes"][uri] == [edit]
+
         # the editor applies the edit as an incremental change (UTF-16 range): clean
         client.notify("textDocument/didChange", {
             "textDocument": {"uri": uri, "version": 2},
@@ -233,9 +239,14 @@ def test_the_console_command_serves_and_exits_cleanly(tmp_path: Path) -> None:
         assert "EL102" in {d["code"] for d in client.diagnostics(uri, 1)}
         # the buffer, not the disk: the open text is clean, the file on disk is not
         clean = JUDGE.replace("🧪 Solver brief — {{ system_prompt }}", FIXED_LINE)
-        client.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": clean}]})
-        assert "EL102" not in {d["code"] for d in client.diagnostics(uri, 2)}
+        # three quick changes (typing): one run, on the last text, after the pause
+        for version, text in ((2, JUDGE + "\n"), (3, JUDGE + "\n\n"), (4, clean)):
+            client.notify("textDocument/didChange", {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": text}]})
+        assert "EL102" not in {d["code"] for d in client.diagnostics(uri, 4)}
+        assert not [m for m in client.held if m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"].get("version") in (2, 3)]
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         closed = client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                              and m["params"]["uri"] == uri

@@ -273,7 +273,12 @@ def build_server() -> EvallintServer:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: EvallintServer, params: lsp.InitializeParams) -> None:
         options = params.initialization_options
-        configure(ls, ls.workspace.root_path, options if isinstance(options, dict) else {})
+        root = ls.workspace.root_path
+        if not root and params.workspace_folders:  # a client that sends folders only
+            from pygls.uris import to_fs_path
+
+            root = to_fs_path(params.workspace_folders[0].uri)
+        configure(ls, root, options if isinstance(options, dict) else {})
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: EvallintServer, params: lsp.InitializedParams) -> None:
