@@ -375,3 +375,23 @@ def test_without_pygls_the_command_says_how_to_install_it(
     result = CliRunner().invoke(main, ["server"])
     assert result.exit_code == 2
     assert "evallint-policy[server]" in result.output
+
+
+def test_a_notebook_finding_sits_on_the_first_line_and_names_its_cell(tmp_path: Path) -> None:
+    from evallint.findings import Finding, Related, Severity
+    from evallint.server.lsp import EvallintServer, _FileLines
+
+    nb = tmp_path / "loop.ipynb"
+    nb.write_text('{"cells": []}\n', encoding="utf-8")
+    finding = Finding("EL501", "the refinement loop has no bound", str(nb), 3, 5,
+                      severity=Severity.NOTE, cell=2,
+                      related=[Related(str(nb), 1, 1, "the generator call", cell=1)])
+    server = EvallintServer()
+    diag = server.diagnostic(finding, 0, _FileLines({}), UTF16, dict(load_rules()))
+    assert diag.message == "cell 2, line 3: the refinement loop has no bound"
+    assert (diag.range.start.line, diag.range.start.character) == (0, 0)
+    assert diag.severity == 3  # a note is information
+    assert diag.code == "EL501" and diag.source == "evallint"
+    (related,) = diag.related_information or []
+    assert related.message == "cell 1, line 1: the generator call"
+    assert related.location.uri == nb.resolve().as_uri()
