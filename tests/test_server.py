@@ -395,3 +395,21 @@ def test_a_notebook_finding_sits_on_the_first_line_and_names_its_cell(tmp_path: 
     (related,) = diag.related_information or []
     assert related.message == "cell 1, line 1: the generator call"
     assert related.location.uri == nb.resolve().as_uri()
+
+
+def test_a_broken_config_is_shown_once_not_after_every_keystroke(tmp_path: Path) -> None:
+    judge = _project(tmp_path)
+    (tmp_path / "evallint.toml").write_text("select = [\n", encoding="utf-8")
+    client = _session([sys.executable, "-m", "evallint", "server"], tmp_path)
+    try:
+        uri = _open(client, judge, JUDGE)
+        assert client.diagnostics(uri, 1) == []
+        client.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": JUDGE}]})
+        assert client.diagnostics(uri, 2) == []
+        shown = [m for m in client.held if m.get("method") == "window/showMessage"]
+        assert len(shown) == 1, shown
+        assert shown[0]["params"]["type"] == 1 and "invalid TOML" in shown[0]["params"]["message"]
+        _shutdown(client)
+    finally:
+        client.close()

@@ -56,7 +56,7 @@ class _Runner:
     timer: asyncio.TimerHandle | None = None
     running: bool = False
     again: bool = False
-    errors: set[str] = field(default_factory=set)
+    said: set[str] = field(default_factory=set)  # errors and warnings shown, while they last
 
 
 class EvallintServer(LanguageServer):
@@ -99,13 +99,25 @@ class EvallintServer(LanguageServer):
                   snapshot: dict[str, tuple[str, int | None, str]]) -> None:
         self.runner.running = False
         try:
-            outcome = fut.result()
-        except Exception as exc:  # a bug must not take the editor's server down
-            outcome = Outcome(errors=[f"internal error: {type(exc).__name__}: {exc}"])
-        self._report(outcome)
+            try:
+                outcome = fut.result()
+            except Exception as exc:  # a bug must not take the editor's server down
+                outcome = Outcome(errors=[f"internal error: {type(exc).__name__}: {exc}"])
+            self._report(outcome)
+            self._publish(outcome, snapshot)
+        except Exception as exc:
+            self.show_message_log(f"evallint: internal error: {type(exc).__name__}: {exc}",
+                                  lsp.MessageType.Error)
+        finally:
+            if self.runner.again:
+                self.runner.again = False
+                self._start()
+
+    def _publish(self, outcome: Outcome,
+                 snapshot: dict[str, tuple[str, int | None, str]]) -> None:
+        """Diagnostics for every document of the run that is still open, at its version."""
         encoding = self.encoding()
-        texts = {path: text for path, _, text in snapshot.values()}
-        files = _FileLines(texts)
+        files = _FileLines({path: text for path, _, text in snapshot.values()})
         open_uris = {doc.uri for doc in self.workspace.text_documents.values()}
         for uri, (path, version, text) in snapshot.items():
             if uri not in open_uris:
@@ -115,19 +127,19 @@ class EvallintServer(LanguageServer):
                      for i, f in enumerate(findings)]
             self.shown[uri] = Shown(version, text, findings, diags)
             self.publish_diagnostics(uri, diags, version)
-        if self.runner.again:
-            self.runner.again = False
-            self._start()
 
     def _report(self, outcome: Outcome) -> None:
-        """Tool errors go to the user once (not after every keystroke); warnings to the log."""
-        for warning in outcome.warnings:
-            self.show_message_log(f"evallint: warning: {warning}", lsp.MessageType.Warning)
-        fresh = [e for e in outcome.errors if e not in self.runner.errors]
-        self.runner.errors = set(outcome.errors)
-        for error in fresh:
-            self.show_message_log(f"evallint: error: {error}", lsp.MessageType.Error)
-            self.show_message(f"evallint: {error}", lsp.MessageType.Error)
+        """Tool errors and warnings go to the user once each while they last, not after every
+        keystroke: errors as a message and in the log, warnings in the log."""
+        said = self.runner.said
+        self.runner.said = set(outcome.errors) | set(outcome.warnings)
+        for warning in dict.fromkeys(outcome.warnings):
+            if warning not in said:
+                self.show_message_log(f"evallint: warning: {warning}", lsp.MessageType.Warning)
+        for error in dict.fromkeys(outcome.errors):
+            if error not in said:
+                self.show_message_log(f"evallint: error: {error}", lsp.MessageType.Error)
+                self.show_message(f"evallint: {error}", lsp.MessageType.Error)
 
     # -------------------------------------------------------------- conversions
 
