@@ -149,10 +149,10 @@ class Client:
             self.proc.wait(timeout=TIMEOUT)
 
 
-def _session(argv: list[str], root: Path) -> Client:
+def _session(argv: list[str], root: Path, capabilities: dict[str, Any] | None = None) -> Client:
     client = Client(argv, root)
     result = client.request("initialize", {
-        "processId": None, "rootUri": root.as_uri(), "capabilities": {},
+        "processId": None, "rootUri": root.as_uri(), "capabilities": capabilities or {},
         "initializationOptions": {"debounce": 0.05}})
     caps = result["capabilities"]
     assert caps["hoverProvider"] is True
@@ -410,6 +410,28 @@ def test_a_broken_config_is_shown_once_not_after_every_keystroke(tmp_path: Path)
         shown = [m for m in client.held if m.get("method") == "window/showMessage"]
         assert len(shown) == 1, shown
         assert shown[0]["params"]["type"] == 1 and "invalid TOML" in shown[0]["params"]["message"]
+        _shutdown(client)
+    finally:
+        client.close()
+
+
+def test_a_config_changed_on_disk_relints_the_open_files(tmp_path: Path) -> None:
+    judge = _project(tmp_path)
+    client = _session([sys.executable, "-m", "evallint", "server"], tmp_path, {
+        "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}})
+    try:
+        register = client.wait(lambda m: m.get("method") == "client/registerCapability")
+        (registration,) = register["params"]["registrations"]
+        assert registration["method"] == "workspace/didChangeWatchedFiles"
+        assert "toml" in registration["registerOptions"]["watchers"][0]["globPattern"]
+        client.send({"id": register["id"], "result": None})
+        uri = _open(client, judge, JUDGE)
+        assert "EL102" in {d["code"] for d in client.diagnostics(uri, 1)}
+        config = tmp_path / "evallint.toml"
+        config.write_text('ignore = ["EL102"]\n', encoding="utf-8")
+        client.notify("workspace/didChangeWatchedFiles",
+                      {"changes": [{"uri": config.as_uri(), "type": 1}]})
+        assert "EL102" not in {d["code"] for d in client.diagnostics(uri, 1)}
         _shutdown(client)
     finally:
         client.close()

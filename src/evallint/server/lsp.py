@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from pygls.server import LanguageServer
 
 import evallint
+from evallint.discovery import CANDIDATE_SUFFIXES
 from evallint.findings import Finding, Related, Severity
 from evallint.fixing import Fix, TextEdit, fix_for
 from evallint.registry import RuleMeta
@@ -36,6 +37,9 @@ _SEVERITY = {
     Severity.NOTE: lsp.DiagnosticSeverity.Information,
 }
 _CODE_TOKEN = re.compile(r"[A-Z][A-Z0-9_]*[0-9]")
+# Files whose change on disk can change a finding in an open file: the kinds evallint reads,
+# its configuration and policy packs (all YAML or TOML).
+WATCHED = "**/*.{" + ",".join(sorted({s.lstrip(".") for s in CANDIDATE_SUFFIXES} | {"toml"})) + "}"
 
 
 @dataclass
@@ -294,8 +298,19 @@ def build_server() -> EvallintServer:
 
     @server.feature(lsp.INITIALIZED)
     def initialized(ls: EvallintServer, params: lsp.InitializedParams) -> None:
+        watch = ls.client_capabilities.workspace
+        watch_files = watch.did_change_watched_files if watch else None
+        if watch_files is not None and watch_files.dynamic_registration:
+            ls.register_capability(lsp.RegistrationParams(registrations=[lsp.Registration(
+                id="evallint-watched-files", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[lsp.FileSystemWatcher(glob_pattern=WATCHED)]))]))
         if ls.workspace.text_documents:
             ls.schedule(0)
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: EvallintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        ls.schedule(ls.debounce)  # a file or the config changed on disk (a pull, a checkout)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: EvallintServer, params: lsp.DidOpenTextDocumentParams) -> None:
