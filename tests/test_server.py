@@ -352,6 +352,21 @@ def test_a_workspace_reached_through_a_symlink(tmp_path: Path,
     assert "EL102" in {f.code for f in outcome.findings[named]}
 
 
+def test_the_file_listing_is_kept_between_keystrokes(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.server.workspace import WorkspaceLinter
+
+    monkeypatch.chdir(tmp_path)
+    judge = _project(tmp_path)
+    linter = WorkspaceLinter(tmp_path)
+    assert linter.lint({str(judge): JUDGE}).files == 1
+    (tmp_path / "prompts" / "writer.prompt.md").write_text("Write about {{ input }}.\n",
+                                                           encoding="utf-8")
+    assert linter.lint({str(judge): JUDGE}).files == 1  # a keystroke: same listing
+    linter.stale()  # a save or a watched-file event
+    assert linter.lint({str(judge): JUDGE}).files == 2
+
+
 def test_a_broken_config_is_an_error_not_a_crash(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from evallint.server.workspace import WorkspaceLinter

@@ -76,6 +76,11 @@ class EvallintServer(LanguageServer):
 
     # -------------------------------------------------------------- scheduling
 
+    def relist(self) -> None:
+        """The next run lists the project's files again (they may have changed)."""
+        if self.linter is not None:
+            self.linter.stale()
+
     def schedule(self, delay: float) -> None:
         """Run the linter after ``delay`` seconds unless another change comes first."""
         if self.runner.timer is not None:
@@ -310,10 +315,12 @@ def build_server() -> EvallintServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: EvallintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+        ls.relist()
         ls.schedule(ls.debounce)  # a file or the config changed on disk (a pull, a checkout)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: EvallintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.relist()
         ls.schedule(0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -322,6 +329,7 @@ def build_server() -> EvallintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: EvallintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.relist()
         ls.schedule(0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)

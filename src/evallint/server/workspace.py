@@ -56,6 +56,21 @@ class WorkspaceLinter:
     project: bool = True
     use_cache: bool = True
     metas: dict[str, RuleMeta] = field(default_factory=dict)
+    # The project's file listing, kept between runs: a keystroke does not add files, and
+    # walking a large tree (no git) on every pause in typing would cost more than the lint.
+    _listing: tuple[str, list[FileTask]] | None = field(default=None, init=False, repr=False)
+
+    def stale(self) -> None:
+        """Forget the file listing (a file was opened, saved, created or deleted)."""
+        self._listing = None
+
+    def _tasks(self, cfg: Config, warnings: list[str]) -> list[FileTask]:
+        key = f"{cfg.root}|{cfg.fingerprint()}"
+        listing = self._listing
+        if listing is None or listing[0] != key:
+            listing = (key, discover(["."], cfg, warnings))
+            self._listing = listing
+        return list(listing[1])
 
     def lint(self, docs: dict[str, str]) -> Outcome:
         """Findings for the open documents ``docs`` (absolute path -> text). Never raises for
@@ -89,7 +104,7 @@ class WorkspaceLinter:
         metas = all_metas(cfg)
         out.metas = {**metas, **out.metas}
         enabled = enabled_codes(cfg, metas)
-        tasks = discover(["."], cfg, out.warnings) if project else []
+        tasks = self._tasks(cfg, out.warnings) if project else []
         buffers = _buffers(tasks, docs)
         known = {os.path.realpath(p) for p in buffers}
         for path in docs:
