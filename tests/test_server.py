@@ -287,6 +287,11 @@ def test_columns_in_each_position_encoding(encoding: str, expected: int) -> None
     assert from_client(line, expected, encoding) == 2
 
 
+def test_a_column_past_the_known_text_is_kept() -> None:
+    assert to_client("", 7) == 7
+    assert to_client("🧪", 3) == 4
+
+
 def test_a_client_column_inside_a_surrogate_pair_rounds_up() -> None:
     assert from_client("🧪x", 1, UTF16) == 1
     assert from_client("🧪x", 99, UTF16) == 2

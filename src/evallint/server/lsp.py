@@ -252,6 +252,8 @@ class _FileLines:
             end_row = end_line - 1
             end_text = lines.line(end_row)
             end_col = end_column - 1 if end_column else len(end_text)
+            if (end_row, end_col) < (row, col):
+                end_row, end_text, end_col = row, text, col
         else:
             end_row, end_text, end_col = row, text, col
             while end_col < len(text) and not text[end_col].isspace():

@@ -23,11 +23,14 @@ def _units(ch: str, encoding: str) -> int:
 
 
 def to_client(line_text: str, column: int, encoding: str = UTF16) -> int:
-    """The client column of the 0-based character ``column`` on ``line_text`` (clamped)."""
-    head = line_text[:max(column, 0)]
+    """The client column of the 0-based character ``column`` on ``line_text``; columns past
+    the end (a line the server could not read) count one unit per character."""
+    column = max(column, 0)
+    head = line_text[:column]
+    beyond = column - len(head)
     if head.isascii() or encoding == UTF32:
-        return len(head)
-    return sum(_units(ch, encoding) for ch in head)
+        return column
+    return sum(_units(ch, encoding) for ch in head) + beyond
 
 
 def from_client(line_text: str, units: int, encoding: str = UTF16) -> int:
