@@ -455,3 +455,23 @@ def test_a_config_changed_on_disk_relints_the_open_files(tmp_path: Path) -> None
         _shutdown(client)
     finally:
         client.close()
+
+
+def test_a_client_that_counts_in_utf8_gets_utf8_columns(tmp_path: Path) -> None:
+    judge = _project(tmp_path)
+    client = Client([sys.executable, "-m", "evallint", "server"], tmp_path)
+    try:
+        result = client.request("initialize", {
+            "processId": None, "rootUri": tmp_path.as_uri(),
+            "capabilities": {"general": {"positionEncodings": ["utf-8"]}}})
+        assert result["capabilities"]["positionEncoding"] == "utf-8"
+        client.notify("initialized", {})
+        uri = _open(client, judge, JUDGE)
+        (diag,) = [d for d in client.diagnostics(uri, 1) if d["code"] == "EL102"]
+        bad = JUDGE.splitlines()[BAD_LINE]
+        prefix = bad[:bad.index("system_prompt")]
+        assert diag["range"]["start"] == {"line": BAD_LINE,
+                                          "character": len(prefix.encode("utf-8"))}
+        _shutdown(client)
+    finally:
+        client.close()
