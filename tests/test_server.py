@@ -202,6 +202,8 @@ def test_a_real_stdio_session_diagnoses_fixes_and_hovers(tmp_path: Path) -> None
             "textDocument": {"uri": uri}, "position": diag["range"]["start"]})
         assert "EL102" in hover["contents"]["value"]
         assert load_rules()["EL102"].summary in hover["contents"]["value"]
+        # why evallint reads the file as a judge's: the evidence behind the role
+        assert "front matter step: evaluator" in hover["contents"]["value"]
 
         actions = client.request("textDocument/codeAction", {
             "textDocument": {"uri": uri}, "range": diag["range"],

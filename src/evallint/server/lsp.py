@@ -466,14 +466,24 @@ def _hover(ls: EvallintServer, params: lsp.HoverParams) -> lsp.Hover | None:
                 rng = lsp.Range(start=lsp.Position(pos.line, _client(text, m.start(), encoding)),
                                 end=lsp.Position(pos.line, _client(text, m.end(), encoding)))
     shown = ls.shown.get(uri)
-    for d in shown.diagnostics if shown else []:
-        if _contains(d.range, pos) and isinstance(d.code, str) and d.code not in codes:
+    notes: dict[str, list[str]] = {}  # code -> why evallint reads the file this way
+    pairs = zip(shown.findings, shown.diagnostics, strict=True) if shown else iter(())
+    for f, d in pairs:
+        if not (_contains(d.range, pos) and isinstance(d.code, str)):
+            continue
+        if d.code not in codes:
             codes.append(d.code)
-            rng = rng or d.range
+        rng = rng or d.range
+        extra = notes.setdefault(d.code, [])
+        said = [f"evidence: {e}" for e in f.evidence] + ([f"fix: {f.fix}"] if f.fix else [])
+        extra += [line for line in said if line not in extra]
     found = [metas[c] for c in codes if c in metas]
     if not found:
         return None
-    body = "\n\n---\n\n".join(hover_text(m, ls.rule_url(m.code)) for m in found)
+    body = "\n\n---\n\n".join(
+        hover_text(m, ls.rule_url(m.code))
+        + "".join(f"\n\n{line}" for line in notes.get(m.code, []))
+        for m in found)
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=body),
                      range=rng)
 
