@@ -477,3 +477,31 @@ def test_a_client_that_counts_in_utf8_gets_utf8_columns(tmp_path: Path) -> None:
         _shutdown(client)
     finally:
         client.close()
+
+
+def test_odd_requests_get_empty_answers_not_a_crash(tmp_path: Path) -> None:
+    judge = _project(tmp_path)
+    client = _session([sys.executable, "-m", "evallint", "server"], tmp_path)
+    try:
+        client.notify("textDocument/didOpen", {"textDocument": {
+            "uri": "untitled:Untitled-1", "languageId": "markdown", "version": 1,
+            "text": JUDGE}})
+        uri = _open(client, judge, JUDGE)
+        client.diagnostics(uri, 1)
+        far = {"line": 999, "character": 999}
+        assert client.request("textDocument/hover", {
+            "textDocument": {"uri": uri}, "position": far}) is None
+        stray = {"range": {"start": far, "end": far}, "message": "?", "code": "EL999",
+                 "source": "evallint", "data": {"index": 42}}
+        assert client.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "range": stray["range"],
+            "context": {"diagnostics": [stray]}}) == []
+        assert client.request("textDocument/codeAction", {
+            "textDocument": {"uri": "untitled:Untitled-1"}, "range": stray["range"],
+            "context": {"diagnostics": []}}) == []
+        never_opened = (tmp_path / "missing.j2").as_uri()
+        assert client.request("textDocument/hover", {
+            "textDocument": {"uri": never_opened}, "position": far}) is None
+        _shutdown(client)
+    finally:
+        client.close()

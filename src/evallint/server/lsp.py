@@ -393,7 +393,8 @@ def _safe_fix(finding: Finding, text: str) -> Fix | None:
 def _code_actions(ls: EvallintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     shown = ls.shown.get(uri)
-    if shown is None or ls.workspace.get_text_document(uri).source != shown.text:
+    doc = ls.workspace.text_documents.get(uri)
+    if shown is None or doc is None or doc.source != shown.text:
         return []  # the buffer moved on: offsets would be wrong; new diagnostics are coming
     only = list(params.context.only or [])
     wants_quick = not only or any(str(getattr(k, "value", k)).startswith("quickfix")
@@ -455,7 +456,10 @@ def _hover(ls: EvallintServer, params: lsp.HoverParams) -> lsp.Hover | None:
     uri, pos = params.text_document.uri, params.position
     codes: list[str] = []
     rng: lsp.Range | None = None
-    lines = Lines(ls.workspace.get_text_document(uri).source)
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is None:  # never opened: nothing was linted there
+        return None
+    lines = Lines(doc.source)
     text = lines.line(pos.line)
     if "evallint:" in text:  # a code in a suppression comment comes first
         encoding = ls.encoding()
