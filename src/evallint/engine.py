@@ -267,8 +267,13 @@ def run_check(
     use_cache: bool = True,
     cache_dir: str | None = None,
     tasks: list[FileTask] | None = None,
+    buffers: dict[str, str] | None = None,
 ) -> RunResult:
-    """Lint ``paths`` and return every finding after suppressions."""
+    """Lint ``paths`` and return every finding after suppressions.
+
+    ``buffers`` maps a task's absolute path to text that replaces the file on disk (an editor's
+    unsaved document); such a file is never read from or written to the cache, which keeps
+    serving every other file."""
     load_checks()
     metas = all_metas(config)
     warnings: list[str] = []
@@ -282,14 +287,21 @@ def run_check(
 
     results: list[FileResult | None] = [None] * len(tasks)
     todo: list[tuple[int, str | None]] = []
+    jobs_in: list[FileTask | tuple[FileTask, bytes]] = []
     cached = 0
     for i, task in enumerate(tasks):
         key = None
+        text = buffers.get(task.abspath) if buffers else None
+        if text is not None:
+            todo.append((i, None))
+            jobs_in.append((task, text.encode("utf-8", "surrogatepass")))
+            continue
         if cache is not None:
             try:
                 data = read_bounded(task.abspath, read_limit(task, config))
             except OSError:
                 todo.append((i, None))
+                jobs_in.append(task)
                 continue
             key = cache.entry_key(task.kind, task.path, data)
             hit = _from_entry(task, cache.get("files", key))
@@ -298,13 +310,12 @@ def run_check(
                 cached += 1
                 continue
         todo.append((i, key))
+        jobs_in.append(task)
 
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    todo_tasks = [tasks[i] for i, _ in todo]
-    if len(todo_tasks) < PARALLEL_THRESHOLD:
+    if len(jobs_in) < PARALLEL_THRESHOLD:
         workers = 1
-    fresh = analyze_supervised(list(todo_tasks), config, enabled, workers,
-                               encode=cache is not None)
+    fresh = analyze_supervised(jobs_in, config, enabled, workers, encode=cache is not None)
     for (i, key), res in zip(todo, fresh, strict=True):
         results[i] = res
         if (cache is not None and key is not None and not res.internal_error

@@ -16,20 +16,10 @@ from pathlib import Path
 
 from evallint.config import Config, ConfigError
 from evallint.discovery import DiscoveryError, FileTask, classify_path, discover
-from evallint.engine import (
-    PARALLEL_THRESHOLD,
-    FileResult,
-    _finish,
-    _from_entry,
-    analyze_supervised,
-    enabled_codes,
-    open_cache,
-    read_limit,
-)
+from evallint.engine import enabled_codes, run_check
 from evallint.findings import Finding
 from evallint.policy import all_metas, load_config_with_policies
 from evallint.registry import RuleDataError, RuleMeta, SelectionError, load_checks
-from evallint.source import read_bounded
 
 
 @dataclass
@@ -118,47 +108,11 @@ class WorkspaceLinter:
             if kind is not None:
                 tasks.append(FileTask(_display(path), path, kind))
                 buffers[path] = docs[path]
-        cache = None
-        if self.use_cache and project:
-            cache, why = open_cache(cfg, enabled, None)
-            if why:
-                out.warnings.append(why)
-        results: list[FileResult | None] = [None] * len(tasks)
-        todo: list[int] = []
-        jobs: list[FileTask | tuple[FileTask, bytes]] = []
-        keys: dict[int, str] = {}
-        cached = 0
-        for i, task in enumerate(tasks):
-            text = buffers.get(task.abspath)
-            if text is not None:  # the buffer, never cached: it changes with every keystroke
-                todo.append(i)
-                jobs.append((task, text.encode("utf-8", "surrogatepass")))
-                continue
-            if cache is not None:
-                try:
-                    data = read_bounded(task.abspath, read_limit(task, cfg))
-                except OSError:
-                    data = None
-                if data is not None:
-                    keys[i] = cache.entry_key(task.kind, task.path, data)
-                    hit = _from_entry(task, cache.get("files", keys[i]))
-                    if hit is not None:
-                        results[i] = hit
-                        cached += 1
-                        continue
-            todo.append(i)
-            jobs.append(task)
-        workers = (os.cpu_count() or 1) if len(jobs) >= PARALLEL_THRESHOLD else 1
-        fresh = analyze_supervised(jobs, cfg, enabled, workers, encode=cache is not None)
-        for i, res in zip(todo, fresh, strict=True):
-            results[i] = res
-            key = keys.get(i)
-            if (cache is not None and key is not None and res.payload is not None
-                    and res.cacheable and not res.internal_error):
-                cache.put_encoded("files", key, res.payload)
-            res.payload = None
-        run = _finish([r for r in results if r is not None], cfg, metas, enabled, cached,
-                      cache=cache if cache is not None and cache.enabled else None)
+        # Open documents are linted from their buffers (never cached: they change with every
+        # keystroke); every other file comes from the result cache, as `check .` would.
+        run = run_check([], cfg, enabled, tasks=tasks, buffers=buffers,
+                        use_cache=self.use_cache and project)
+        cached = run.cached_files
         out.errors += run.tool_errors
         out.files += len(tasks)
         out.cached += cached
