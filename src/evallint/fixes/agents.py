@@ -168,5 +168,7 @@ def judge_model(finding: Finding, text: str) -> Fix | None:
     hit = _INHERIT.match(text[begin:end].rstrip("\r\n"))
     if hit is None:
         return None
-    value = TextEdit(begin + hit.end("head"), begin + hit.end(), m.group("model"))
+    quote = len(hit.group("q"))
+    value = TextEdit(begin + hit.end("head") + quote, begin + hit.end() - quote,
+                     m.group("model"))
     return Fix("EL304", f"Run the evaluator agent on {m.group('model')}", False, (value,))

@@ -31,7 +31,10 @@ def add_reason(finding: Finding, text: str) -> Fix | None:
     at = m.end("codes") + 1 if m.group("codes") is not None else m.end("kind")
     sep = _SEPARATOR.match(line, at)
     if sep is not None:  # "ignore[EL101] --" with nothing after the dash: fill it in
-        new = PLACEHOLDER if line[sep.end() - 1:sep.end()].isspace() else " " + PLACEHOLDER
+        spaced = line[sep.end() - 1:sep.end()].isspace()
+        new = PLACEHOLDER if spaced else " " + PLACEHOLDER
+        if spaced and line[sep.end():].strip():
+            new += " "  # keep the space before the comment's closer
         edit = TextEdit(begin + sep.end(), begin + sep.end(), new)
     else:
         edit = TextEdit(begin + at, begin + at, f" -- {PLACEHOLDER}")
