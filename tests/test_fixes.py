@@ -285,3 +285,14 @@ def test_deselected_rules_are_not_fixed(tmp_path: Path) -> None:
 def test_notebook_findings_get_no_fix() -> None:
     finding = Finding("EL505", "m", "nb.ipynb", 1, 1, cell=2)
     assert fix_for(finding, '{"cells": []}') is None
+
+
+def test_rule_metadata_names_every_fixer_and_its_safety() -> None:
+    from evallint.fixing import FIX_MODULES
+
+    metas = load_rules()
+    assert {c for c, m in metas.items() if m.fixable} == set(FIX_MODULES)
+    assert {c: metas[c].fixable for c in FIX_MODULES} == {
+        "EL105": "unsafe", "EL304": "unsafe", "EL401": "unsafe",
+        "EL402": "safe", "EL505": "safe", "EL904": "safe"}
+    assert all(metas[c].autofix.strip() for c in FIX_MODULES)
