@@ -258,6 +258,8 @@ def test_el904_in_python_with_every_rule(tmp_path: Path) -> None:
      "Question: <q>{{input}}</q>\nDecide whether <response>{{{response}}}</response> fits.\n"),
     ("prompts/judge.j2", "Grade this answer: {{- answer | trim -}}, now.\n",
      "Grade this answer: <answer>{{- answer | trim -}}</answer>, now.\n"),
+    ("prompts/judge.txt", "Question: <q>{input}</q>\nSay whether {output} answers it.\n",
+     "Question: <q>{input}</q>\nSay whether <output>{output}</output> answers it.\n"),
 ])
 def test_el105_wraps_the_output_in_tags(tmp_path: Path, rel: str, text: str,
                                         fixed: str) -> None:
@@ -296,3 +298,21 @@ def test_rule_metadata_names_every_fixer_and_its_safety() -> None:
         "EL105": "unsafe", "EL304": "unsafe", "EL401": "unsafe",
         "EL402": "safe", "EL505": "safe", "EL904": "safe"}
     assert all(metas[c].autofix.strip() for c in FIX_MODULES)
+
+
+def test_several_fixes_in_one_file_apply_in_one_run(tmp_path: Path) -> None:
+    text = ("Grade {{ input }}  {# evallint: ignore[EL103] #}\n"
+            "and {{ output }}  {# evallint: ignore[EL105] #}\n")
+    write_files(tmp_path, {"prompts/judge.j2": text})
+    before, _, _ = _lint(tmp_path, codes={"EL904"})
+    assert [f.code for f in before.findings] == ["EL904", "EL904"]
+    assert _fix(tmp_path, codes={"EL904"}) == 2
+    assert (tmp_path / "prompts/judge.j2").read_text().count("-- TODO: say why this is safe") == 2
+
+
+def test_a_fixer_that_meets_a_changed_file_offers_nothing() -> None:
+    finding = Finding("EL402", "m", ".claude/agents/judge.md", 1, 1)
+    assert fix_for(finding, "no front matter any more\n") is None
+    assert fix_for(finding, JUDGE_NO_TOOLS.replace("model: haiku", "tools: Read")) is None
+    assert fix_for(Finding("EL904", "m", "a.j2", 9, 1), "one line\n") is None
+    assert fix_for(Finding("EL105", "m", "a.j2", 1, 3), "no braces\n") is None

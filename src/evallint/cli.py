@@ -263,9 +263,9 @@ def _fix_marks(result: Any, cfg: Any, unsafe: bool) -> tuple[set[int], int]:
     from evallint.fixes.runner import Texts, available_fixes
 
     texts = Texts({t.path: t for t in result.files}, cfg.max_file_size)
-    marks = set(available_fixes(result.findings, texts, unsafe))
-    every = marks if unsafe else set(available_fixes(result.findings, texts, True))
-    return marks, len(every - marks)
+    every = available_fixes(result.findings, texts, unsafe=True)
+    marks = {i for i, fix in every.items() if fix.safe or unsafe}
+    return marks, len(every) - len(marks)
 
 
 def _report_diff(diff: str, fixed: int, result: Any, quiet: bool) -> None:

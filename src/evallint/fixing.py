@@ -87,8 +87,8 @@ def fix_for(finding: Finding, text: str) -> Fix | None:
         return None
     try:
         return fn(finding, text)
-    except (ValueError, IndexError, RecursionError):
-        return None  # a fixer that cannot read the text offers nothing; it never crashes
+    except Exception:  # bad input (or a fixer's bug) means no fix, never a crashed run
+        return None
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

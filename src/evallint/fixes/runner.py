@@ -39,8 +39,8 @@ class Texts:
         if path in self.current:
             return self.current[path]
         task = self.tasks.get(path)
-        if task is None:
-            return None
+        if task is None or Path(task.abspath).is_symlink():
+            return None  # a fix never writes through a link (it would edit the target twice)
         try:
             data = read_bounded(task.abspath, self.max_bytes)
             text = decode(data, self.max_bytes)
@@ -71,13 +71,6 @@ def available_fixes(findings: list[Finding], texts: Texts, unsafe: bool) -> dict
         if fix is not None and (fix.safe or unsafe):
             out[i] = fix
     return out
-
-
-def hidden_unsafe(findings: list[Finding], texts: Texts) -> int:
-    """How many findings have only an unsafe fix (the hint tells how to enable them)."""
-    safe = available_fixes(findings, texts, unsafe=False)
-    every = available_fixes(findings, texts, unsafe=True)
-    return len(set(every) - set(safe))
 
 
 @dataclass
@@ -128,10 +121,14 @@ def recheck(previous: RunResult, texts: Texts, config: Config, enabled: set[str]
 
 
 def write_back(texts: Texts) -> list[str]:
-    """Write every changed file; returns their paths."""
+    """Write every changed file in place; returns their paths. A path that has become a
+    symbolic link since it was read is left alone."""
     written = []
     for path in texts.changed():
-        Path(texts.tasks[path].abspath).write_bytes(texts.encoded(path))
+        target = Path(texts.tasks[path].abspath)
+        if target.is_symlink():
+            continue
+        target.write_bytes(texts.encoded(path))
         written.append(path)
     return written
 
