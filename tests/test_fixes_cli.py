@@ -126,3 +126,16 @@ def test_plain_check_does_not_import_the_fixers(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)
     assert res.stdout.strip().splitlines()[-1] == "[]", res.stderr
+
+
+def test_rule_command_says_whether_a_fix_exists(tmp_path: Path) -> None:
+    import json
+
+    code, out, _ = run(["rule", "EL402"], tmp_path)
+    assert code == 0
+    assert "Fix available (safe, applied by --fix): Adds `tools: Read, Grep, Glob`" in out
+    code, out, _ = run(["rule", "EL401", "--output-format", "json"], tmp_path)
+    (doc,) = json.loads(out)
+    assert doc["fixable"] == "unsafe" and "deny-list" in doc["autofix"]
+    code, out, _ = run(["rule", "EL101", "--output-format", "json"], tmp_path)
+    assert json.loads(out)[0]["fixable"] is None
