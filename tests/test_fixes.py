@@ -316,3 +316,11 @@ def test_a_fixer_that_meets_a_changed_file_offers_nothing() -> None:
     assert fix_for(finding, JUDGE_NO_TOOLS.replace("model: haiku", "tools: Read")) is None
     assert fix_for(Finding("EL904", "m", "a.j2", 9, 1), "one line\n") is None
     assert fix_for(Finding("EL105", "m", "a.j2", 1, 3), "no braces\n") is None
+
+
+def test_el105_tag_is_named_for_the_output_part_of_a_dotted_name() -> None:
+    text = "Is {{ run.response.text | trim }} right?\n"
+    fix = fix_for(Finding("EL105", "m", "prompts/judge.j2", 1, 7), text)
+    assert fix is not None and not fix.safe
+    assert apply_edits(text, fix.edits) == (
+        "Is <response>{{ run.response.text | trim }}</response> right?\n")

@@ -14,7 +14,20 @@ import re
 from evallint.findings import Finding
 from evallint.fixing import Fix, TextEdit, fixer, offset_of
 
-_TAG = re.compile(r"[A-Za-z_][\w-]*")
+_CHAIN = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
+
+
+def _tag(text: str, at: int) -> str:
+    """The tag's name: the part of ``run.response`` that names the output (the last one of
+    EL105's ``output_names``), else ``output``."""
+    from evallint.registry import load_rules
+
+    meta = load_rules().get("EL105")
+    listed = (meta.params.get("output_names") if meta is not None else None) or []
+    names = {"output", *(str(n).lower() for n in listed)}
+    m = _CHAIN.match(text, at)
+    parts = [p.lower() for p in m.group(0).split(".")] if m else []
+    return next((p for p in reversed(parts) if p in names), "output")
 
 
 @fixer("EL105")
@@ -32,8 +45,7 @@ def wrap_output(finding: Finding, text: str) -> Fix | None:
     if close < 0 or "\n\n" in text[start:close]:
         return None
     end = close + braces
-    name = _TAG.match(text, at)
-    tag = name.group(0).lower() if name else "output"
+    tag = _tag(text, at)
     edits = (TextEdit(start, start, f"<{tag}>"), TextEdit(end, end, f"</{tag}>"))
     return Fix("EL105", f"Wrap the output in <{tag}> tags", False, edits)
 
