@@ -324,3 +324,12 @@ def test_el105_tag_is_named_for_the_output_part_of_a_dotted_name() -> None:
     assert fix is not None and not fix.safe
     assert apply_edits(text, fix.edits) == (
         "Is <response>{{ run.response.text | trim }}</response> right?\n")
+
+
+def test_a_byte_order_mark_survives_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "prompts").mkdir()
+    path = tmp_path / "prompts" / "judge.j2"
+    path.write_bytes(b"\xef\xbb\xbfGrade <output>{{ output }}</output> {# evallint: ignore #}\n")
+    assert _fix(tmp_path, codes={"EL904"}) == 1
+    assert path.read_bytes() == (b"\xef\xbb\xbfGrade <output>{{ output }}</output> "
+                                 b"{# evallint: ignore -- TODO: say why this is safe #}\n")
