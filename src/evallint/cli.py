@@ -193,7 +193,7 @@ def check(
     fmt = output_format or cfg.output_format
     if fmt not in FORMATS:
         fail(f"unknown output format '{fmt}' (choose from {', '.join(sorted(FORMATS))})")
-    fixed: int | None = None
+    fixed = 0
     if fix or show_diff:
         from evallint.fixes.runner import fix_project, unified_diff, write_back
 
@@ -240,7 +240,7 @@ def check(
         click.echo(f"evallint: error: {err}", err=True)
     if not quiet:
         summary = _summary(result.findings, len(result.files), result.cached_files)
-        if fixed is not None:
+        if fixed:
             summary = _fixed_summary(fixed, len(result.findings), len(result.files))
         if baselined:
             summary += f" {baselined} known finding{'s' if baselined != 1 else ''} in the baseline."
