@@ -219,6 +219,8 @@ def test_el505_fixer_reads_path_open_and_picks_the_call_at_the_column() -> None:
     'fh = open("results.jsonl", "r")',
     'Path("results.jsonl").write_text(body)',
     'fh = open("results.jsonl", "w"',  # no longer Python: libcst refuses, no fix, no crash
+    'fh = io.open("words.jsonl", "r")',  # a path that starts with w is no mode
+    'fh = open("results.jsonl", "wq")',
 ])
 def test_el505_without_a_literal_w_mode_has_no_fix(line: str) -> None:
     assert fix_for(Finding("EL505", "m", "run.py", 1, 6), line + "\n") is None
@@ -333,3 +335,10 @@ def test_a_byte_order_mark_survives_the_fix(tmp_path: Path) -> None:
     assert _fix(tmp_path, codes={"EL904"}) == 1
     assert path.read_bytes() == (b"\xef\xbb\xbfGrade <output>{{ output }}</output> "
                                  b"{# evallint: ignore -- TODO: say why this is safe #}\n")
+
+
+def test_el505_module_open_takes_the_mode_not_the_path() -> None:
+    text = 'fh = gzip.open("words.jsonl.gz", "wt")\n'
+    fix = fix_for(Finding("EL505", "m", "run.py", 1, 6), text)
+    assert fix is not None
+    assert apply_edits(text, fix.edits) == 'fh = gzip.open("words.jsonl.gz", "at")\n'

@@ -9,6 +9,7 @@ same; what changes is that earlier records survive a rerun, which is what the ru
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from evallint.findings import Finding
@@ -58,25 +59,27 @@ def append_mode(finding: Finding, text: str) -> Fix | None:
     return Fix("EL505", 'Open the results file with "a" (append)', True, (edit,))
 
 
+_WRITE_MODE = re.compile(r"^w[bt+]{0,2}$")
+
+
 def _mode_arg(call: cst.Call) -> cst.SimpleString | None:
-    """The mode of ``open(path, "w")``, ``open(path, mode="w")`` or ``p.open("w")`` when it is
-    a plain string literal that starts with ``w``; None otherwise (a variable, an f-string)."""
+    """The mode of ``open(path, "w")``, ``open(path, mode="w")``, ``gzip.open(path, "wt")``
+    or ``p.open("w")`` when it is a string literal that is a write mode (``w``, ``wb``,
+    ``w+``…); None otherwise (a variable, an f-string, a path that happens to start with w)."""
     import libcst as cst
 
     func = call.func
     if isinstance(func, cst.Name) and func.value in _OPENERS:
-        index = 1
+        indexes: tuple[int, ...] = (1,)
     elif isinstance(func, cst.Attribute) and func.attr.value == "open":
-        index = 0
+        indexes = (0, 1)  # Path.open(mode) or module.open(path, mode)
     else:
         return None
-    mode: cst.BaseExpression | None = None
-    positional = [a for a in call.args if a.keyword is None and a.star == ""]
-    if len(positional) > index:
-        mode = positional[index].value
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "mode":
-            mode = arg.value
-    if isinstance(mode, cst.SimpleString) and mode.raw_value.startswith("w"):
-        return mode
+    positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
+    candidates = [positional[i] for i in indexes if i < len(positional)]
+    candidates += [a.value for a in call.args
+                   if a.keyword is not None and a.keyword.value == "mode"]
+    for mode in candidates:
+        if isinstance(mode, cst.SimpleString) and _WRITE_MODE.match(mode.raw_value):
+            return mode
     return None
