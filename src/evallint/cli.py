@@ -115,6 +115,15 @@ def main() -> None:
               help="List the files evallint would check, with the kind it reads each as.")
 @click.option("--stdin-filename", default=None,
               help="Read the file's text from standard input and report it under this name.")
+@click.option("--fix", is_flag=True,
+              help="Apply the safe fixes (with --unsafe-fixes, the unsafe ones too), then report "
+                   "what remains.")
+@click.option("--diff", "show_diff", is_flag=True,
+              help="Print the fixes as a unified diff and write nothing; exit 1 if there are "
+                   "any.")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="Also apply (and mark as fixable) fixes that may change what a prompt or an "
+                   "agent does.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -136,6 +145,9 @@ def check(
     write_baseline_path: str | None,
     show_files: bool,
     stdin_filename: str | None,
+    fix: bool,
+    show_diff: bool,
+    unsafe_fixes: bool,
 ) -> None:
     """Lint prompt templates, Python call sites, agents and eval configs under PATHS."""
     from evallint.engine import enabled_codes, run_check
@@ -161,6 +173,8 @@ def check(
         for t in tasks:
             click.echo(f"{t.path}\t{t.kind}")
         return
+    if stdin_filename and (fix or show_diff):
+        fail("--fix and --diff rewrite files on disk; they cannot read --stdin-filename")
     if stdin_filename:
         from evallint.engine import run_stdin
 
@@ -181,22 +195,38 @@ def check(
         click.echo(f"Wrote {n} baseline entries for {len(result.findings)} findings to "
                    f"{write_baseline_path}.", err=True)
         sys.exit(EXIT_ERROR if result.tool_errors else EXIT_CLEAN)
+    fmt = output_format or cfg.output_format
+    if fmt not in FORMATS:
+        fail(f"unknown output format '{fmt}' (choose from {', '.join(sorted(FORMATS))})")
+    fixed = 0
+    if fix or show_diff:
+        from evallint.fixes.runner import fix_project, unified_diff, write_back
+
+        outcome = fix_project(result, cfg, enabled, unsafe=unsafe_fixes, jobs=jobs or None)
+        if show_diff:
+            _report_diff(unified_diff(outcome.texts), outcome.fixed, outcome.result, quiet)
+        write_back(outcome.texts)
+        result, fixed = outcome.result, outcome.fixed
     baselined = 0
     if baseline_path:
         from evallint.baseline import apply_baseline, read_baseline
 
         result.findings, baselined = apply_baseline(result.findings,
                                                     read_baseline(Path(baseline_path)))
-    fmt = output_format or cfg.output_format
-    if fmt not in FORMATS:
-        fail(f"unknown output format '{fmt}' (choose from {', '.join(sorted(FORMATS))})")
     if statistics:
         counts: dict[str, int] = {}
         for f in result.findings:
             counts[f.code] = counts.get(f.code, 0) + 1
         body = "".join(f"{n:5d}  {c}  {metas[c].name if c in metas else ''}\n"
                        for c, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    else:
+    hint = ""
+    if fmt == "text" and not statistics:
+        from evallint.report.text import fix_hint, render_text
+
+        marks, hidden = _fix_marks(result, cfg, unsafe_fixes)
+        body = render_text(result.findings, metas, verbose, fixable=marks)
+        hint = fix_hint(len(marks), hidden)
+    elif not statistics:
         body = FORMATS[fmt](result.findings, metas, verbose)
     if output_file:
         Path(output_file).write_text(body, encoding="utf-8")
@@ -215,13 +245,52 @@ def check(
         click.echo(f"evallint: error: {err}", err=True)
     if not quiet:
         summary = _summary(result.findings, len(result.files), result.cached_files)
+        if fixed:
+            summary = _fixed_summary(fixed, len(result.findings), len(result.files))
         if baselined:
             summary += f" {baselined} known finding{'s' if baselined != 1 else ''} in the baseline."
         click.echo(summary, err=True)
+        if hint:
+            click.echo(hint, err=True)
     if result.tool_errors:
         sys.exit(EXIT_ERROR)
     failed = result.failed(fail_on or cfg.fail_on)
     sys.exit(EXIT_FINDINGS if failed and not exit_zero else EXIT_CLEAN)
+
+
+def _fix_marks(result: Any, cfg: Any, unsafe: bool) -> tuple[set[int], int]:
+    """Which findings --fix would repair (their indices) and how many more only
+    --unsafe-fixes would. Fixers load only for the codes present (libcst: EL505 only)."""
+    from evallint.fixing import fixable_codes
+
+    if not any(f.code in fixable_codes() for f in result.findings):
+        return set(), 0
+    from evallint.fixes.runner import Texts, available_fixes
+
+    texts = Texts({t.path: t for t in result.files}, cfg.max_file_size)
+    every = available_fixes(result.findings, texts, unsafe=True)
+    marks = {i for i, fix in every.items() if fix.safe or unsafe}
+    return marks, len(every) - len(marks)
+
+
+def _report_diff(diff: str, fixed: int, result: Any, quiet: bool) -> None:
+    """--diff: the diff on stdout, a count on stderr; exit 1 when there would be changes."""
+    click.echo(diff, nl=False)
+    for err in result.tool_errors:
+        click.echo(f"evallint: error: {err}", err=True)
+    if not quiet:
+        click.echo(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}." if diff
+                   else "No fixes to apply.", err=True)
+    if result.tool_errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if diff else EXIT_CLEAN)
+
+
+def _fixed_summary(fixed: int, remaining: int, files: int) -> str:
+    """The summary of a --fix run: what was fixed and what is left."""
+    checked = f"{files} file{'s' if files != 1 else ''} checked"
+    return (f"Fixed {fixed} finding{'s' if fixed != 1 else ''} ({remaining} remaining); "
+            f"{checked}.")
 
 
 def _summary(findings: list[Any], files: int, cached: int) -> str:
@@ -268,7 +337,8 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
             "code": m.code, "name": m.name, "severity": m.severity.value,
             "invariant": m.invariant, "summary": m.summary, "what": m.what.strip(),
             "why": m.why.strip(), "example": m.example.strip(), "fix": m.fix.strip(),
-            "default": m.default,
+            "default": m.default, "fixable": m.fixable or None,
+            "autofix": m.autofix.strip() or None,
         } for m in chosen], indent=2))
         return
     if output_format == "markdown":
@@ -303,14 +373,15 @@ def rules_markdown(metas: list[Any]) -> str:
     """The rule reference as one markdown page (docs/rules.md is generated from this)."""
     out = ["# evallint rules", "",
            "Generated by `evallint rule --all --output-format markdown`; do not edit by hand.", "",
-           "| code | name | invariant | severity | summary |", "|---|---|---|---|---|"]
+           "| code | name | invariant | severity | fix | summary |", "|---|---|---|---|---|---|"]
     for m in metas:
         out.append(f"| [{m.code}](#{m.code.lower()}) | {m.name} | {m.invariant or ''} | "
-                   f"{m.severity.value} | {m.summary} |")
+                   f"{m.severity.value} | {m.fixable} | {m.summary} |")
     for m in metas:
         out += ["", f"## {m.code}", "", f"**{m.name}** — {m.summary}", "",
                 f"Invariant: {m.invariant or 'none'} · default severity: {m.severity.value}"
                 + ("" if m.default else " · off by default"), "",
+                *([f"Fix ({m.fixable_label}): {m.autofix.strip()}", ""] if m.fixable else []),
                 "### What it does", "", m.what.strip(), "", "### Why is this bad", "",
                 m.why.strip(), "", "### Example", "", "```", m.example.strip("\n"), "```", "",
                 "### Use instead", "", "```", m.fix.strip("\n"), "```"]

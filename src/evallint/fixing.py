@@ -38,6 +38,17 @@ Fixer = Callable[[Finding, str], "Fix | None"]
 
 _FIXERS: dict[str, Fixer] = {}
 
+# The module of ``evallint.fixes`` that holds each code's fixer, imported only when a fix is
+# asked for: a plain ``check`` never pays for the fixers (nor for libcst, which EL505 uses).
+FIX_MODULES: dict[str, str] = {
+    "EL105": "templates",
+    "EL304": "agents",
+    "EL401": "agents",
+    "EL402": "agents",
+    "EL505": "python_modes",
+    "EL904": "suppressions",
+}
+
 
 def fixer(code: str) -> Callable[[Fixer], Fixer]:
     """Register the function that repairs findings of ``code`` (one per rule)."""
@@ -51,16 +62,33 @@ def fixer(code: str) -> Callable[[Fixer], Fixer]:
 
 def fixable_codes() -> frozenset[str]:
     """Codes that have a fixer (for the report's "[*] fixable" marks and the docs)."""
-    return frozenset(_FIXERS)
+    return frozenset(_FIXERS) | frozenset(FIX_MODULES)
+
+
+def _load(code: str) -> Fixer | None:
+    """The fixer of ``code``, importing its module from ``evallint.fixes`` on first use."""
+    fn = _FIXERS.get(code)
+    if fn is None and code in FIX_MODULES:
+        import importlib
+
+        importlib.import_module(f"evallint.fixes.{FIX_MODULES[code]}")
+        fn = _FIXERS.get(code)
+    return fn
 
 
 def fix_for(finding: Finding, text: str) -> Fix | None:
     """The fix for ``finding`` on the file's current ``text``, or None when there is none or
-    the text no longer has the shape the fixer expects (the file changed since the check)."""
-    fn = _FIXERS.get(finding.code)
-    if fn is None or finding.cell is not None:
+    the text no longer has the shape the fixer expects (the file changed since the check).
+    Notebooks get none: their findings are positioned inside a cell of a JSON document."""
+    if finding.cell is not None or finding.path.endswith(".ipynb"):
         return None
-    return fn(finding, text)
+    fn = _load(finding.code)
+    if fn is None:
+        return None
+    try:
+        return fn(finding, text)
+    except Exception:  # bad input (or a fixer's bug) means no fix, never a crashed run
+        return None
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
@@ -104,3 +132,28 @@ def position_of(offset: int, starts: list[int]) -> tuple[int, int]:
         else:
             hi = mid - 1
     return lo, offset - starts[lo]
+
+
+def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
+    """Apply whole fixes in position order, skipping any fix with an edit that overlaps one
+    already taken (a later pass applies it to the new text). Returns the new text and the
+    fixes applied, so that a caller can count them."""
+    taken: list[Fix] = []
+    spans: list[tuple[int, int]] = []
+    for fix in sorted(fixes, key=lambda f: min(((e.start, e.end) for e in f.edits),
+                                               default=(0, 0))):
+        if not fix.edits:
+            continue
+        if any(_overlaps(e, s) for e in fix.edits for s in spans):
+            continue
+        taken.append(fix)
+        spans.extend((e.start, e.end) for e in fix.edits)
+    return apply_edits(text, [e for f in taken for e in f.edits]), taken
+
+
+def _overlaps(edit: TextEdit, span: tuple[int, int]) -> bool:
+    """Two edits conflict when their spans intersect or both insert at one offset."""
+    start, end = span
+    if edit.start == edit.end or start == end:
+        return edit.start == start or start < edit.start < end or edit.start < start < edit.end
+    return edit.start < end and start < edit.end

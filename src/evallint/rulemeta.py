@@ -38,6 +38,8 @@ class RuleMeta:
     params: dict[str, Any] = field(default_factory=dict)
     tests: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    fixable: str = ""  # "safe" (applied by --fix), "unsafe" (needs --unsafe-fixes) or ""
+    autofix: str = ""  # what the fix does, one or two sentences
 
     def doc(self) -> str:
         """The rule's documentation as ``evallint rule`` prints it."""
@@ -45,10 +47,19 @@ class RuleMeta:
         if self.invariant:
             parts.append(f"Invariant: {self.invariant}")
         parts.append(f"Default severity: {self.severity.value}")
+        if self.fixable:
+            parts.append(f"Fix available ({self.fixable_label}): {self.autofix.strip()}")
         parts += ["", "## What it does", self.what.strip(), "", "## Why is this bad",
                   self.why.strip(), "", "## Example", _indent(self.example), "",
                   "## Use instead", _indent(self.fix)]
         return "\n".join(parts).rstrip() + "\n"
+
+
+    @property
+    def fixable_label(self) -> str:
+        """How the fix is applied, in the words of the CLI options."""
+        return {"safe": "safe, applied by --fix",
+                "unsafe": "unsafe, applied by --fix --unsafe-fixes"}.get(self.fixable, "")
 
 
 def _indent(text: str) -> str:
@@ -80,13 +91,16 @@ def parse_rule(data: Any, source: str) -> RuleMeta:
         severity = Severity(data["severity"])
     except ValueError:
         raise RuleDataError(f"{source}: severity must be error, warning or note") from None
+    fixable = str(data.get("fixable") or "")
+    if fixable not in ("", "safe", "unsafe"):
+        raise RuleDataError(f"{source}: fixable must be safe or unsafe")
     return RuleMeta(
         code=str(data["code"]), name=str(data["name"]), severity=severity,
         summary=str(data["summary"]).strip(), what=str(data["what"]), why=str(data["why"]),
         example=str(data["example"]), fix=str(data["fix"]),
         invariant=str(data.get("invariant", "")), default=bool(data.get("default", True)),
         params=dict(data.get("params") or {}), tests=dict(data.get("tests") or {}),
-        source=source,
+        source=source, fixable=fixable, autofix=str(data.get("autofix") or ""),
     )
 
 

@@ -78,11 +78,14 @@ def evaluator_agent(facts: AgentFacts, ctx: Context) -> Iterator[Finding]:
             f"{who} has {what}, so it inherits every tool of the session (Bash, Write, "
             "Edit, MCP tools); list read-only tools explicitly", evidence=_evidence(facts))
     if facts.model is not None and facts.model.lower() == "inherit":
+        # The configured judge model (if any) travels in the finding: --fix and the editor
+        # server offer it as the replacement without reading the config again.
+        judge = str(ctx.params("EL304").get("judge_model") or "").strip()
         yield ctx.finding(
             "EL304", facts.path, facts.model_pos,
             f"{who} has 'model: inherit': it runs as whatever model the main conversation "
             "uses, which is the model that produced the work; name a different, cheaper model",
-            evidence=_evidence(facts))
+            evidence=_evidence(facts), fix=f"model: {judge}" if judge else None)
 
 
 def agent_model(model: str) -> str:

@@ -9,6 +9,7 @@ with the front matter blanked out, so every position is a position in the real f
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -44,6 +45,15 @@ from evallint.source import SourceFile
 
 
 @dataclass
+class UnknownKey:
+    """A key of the front matter's ``evallint:`` block that evallint does not read (EL905)."""
+
+    key: str  # as written, with its parents: ``legitimate[0].reasons``
+    pos: Pos
+    suggestion: str  # the known key it is closest to, or ""
+
+
+@dataclass
 class PromptFileFacts(PromptFacts):
     """PromptFacts plus what the template rules need beyond the shared fields."""
 
@@ -53,6 +63,7 @@ class PromptFileFacts(PromptFacts):
     # What the prompt says it evaluates ("Evaluate the cleaned context" → "context"): a variable
     # of that name is the item under evaluation, not the generator's context.
     subjects: list[str] = field(default_factory=list)
+    unknown_keys: list[UnknownKey] = field(default_factory=list)
 
 
 _JINJA_EXTS = (".j2", ".jinja", ".jinja2", ".prompty")
@@ -172,6 +183,7 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
     facts.sections = _sections(body, tmap, fences)
     _read_model(facts, doc)
     facts.declarations = _declarations(facts.front_matter)
+    facts.unknown_keys = unknown_evallint_keys(facts.front_matter, doc)
     facts.contract_keys = _contract_keys(body, facts.front_matter)
     facts.role = infer_role(facts, body, tmap, config)
     if facts.role.is_evaluator:
@@ -343,6 +355,38 @@ def _read_model(facts: PromptFacts, doc: Doc | None) -> None:
 def _evallint_table(fm: dict[str, Any]) -> dict[str, Any]:
     table = fm.get("evallint")
     return table if isinstance(table, dict) else {}
+
+
+# What the ``evallint:`` block may hold; anything else is reported (EL905), since a mistyped
+# declaration would otherwise do nothing at all.
+EVALLINT_KEYS = ("role", "legitimate")
+LEGITIMATE_ITEM_KEYS = ("inputs", "input", "reason")
+
+
+def unknown_evallint_keys(fm: dict[str, Any], doc: Doc | None) -> list[UnknownKey]:
+    """Keys of ``evallint:`` (and of its ``legitimate`` list items) that evallint ignores."""
+    table = _evallint_table(fm)
+    out: list[UnknownKey] = []
+
+    def report(key: Any, path: tuple[str | int, ...], known: tuple[str, ...],
+               shown: str) -> None:
+        pos = (doc.keys.get(path) if doc else None) or (doc.pos(*path) if doc else None)
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+        out.append(UnknownKey(shown, pos or Pos(1, 1), close[0] if close else ""))
+
+    for key in table:
+        if key not in EVALLINT_KEYS:
+            report(key, ("evallint", key), EVALLINT_KEYS, str(key))
+    leg = table.get("legitimate")
+    if isinstance(leg, list):
+        for i, item in enumerate(leg):
+            if not isinstance(item, dict):
+                continue
+            for key in item:
+                if key not in LEGITIMATE_ITEM_KEYS:
+                    report(key, ("evallint", "legitimate", i, key), LEGITIMATE_ITEM_KEYS,
+                           f"legitimate[{i}].{key}")
+    return out
 
 
 def _declarations(fm: dict[str, Any]) -> dict[str, str]:
