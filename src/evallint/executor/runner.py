@@ -35,6 +35,8 @@ class RunOptions:
     quiet: bool = False
     base_url: str | None = None  # None: the SDK reads ANTHROPIC_BASE_URL
     stream: TextIO | None = None
+    fail_under: float | None = None
+    batch: bool = False  # --batch: the Message Batches API (same as mode: batch)
 
 
 @dataclass
@@ -60,6 +62,10 @@ def apply_options(spec: LoopSpec, opts: RunOptions) -> LoopSpec:
         changes["max_cost_usd"] = opts.max_cost_usd
     if opts.results is not None:
         changes["results"] = opts.results
+    if opts.fail_under is not None:
+        changes["fail_under"] = opts.fail_under
+    if opts.batch:
+        changes["mode"] = "batch"
     return dataclasses.replace(spec, **changes) if changes else spec
 
 
