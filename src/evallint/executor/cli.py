@@ -111,12 +111,16 @@ def gate_pass_rate(rate: float | None, fail_under: float | None) -> int:
               metavar="RATE", help="Exit 1 when the final pass rate (0-1) is below RATE.")
 @click.option("--batch", is_flag=True,
               help="Send each wave of calls through the Message Batches API (mode: batch).")
+@click.option("--batch-poll", "batch_poll", type=click.FloatRange(min=0), default=1.0,
+              show_default=True, metavar="SECONDS",
+              help="First wait between polls of a message batch (it grows 1.5x to 60 s).")
 def run(spec: str, dry_run: bool, concurrency: int | None, resume: bool,
         max_cost: float | None, results: Path | None, quiet: bool,
-        fail_under: float | None, batch: bool) -> None:
+        fail_under: float | None, batch: bool, batch_poll: float) -> None:
     """Lint an eval loop spec and, if it is clean, run it (generate → evaluate → refine)."""
     opts = RunOptions(resume=resume, concurrency=concurrency, max_cost_usd=max_cost,
-                      results=results, quiet=quiet, fail_under=fail_under, batch=batch)
+                      results=results, quiet=quiet, fail_under=fail_under, batch=batch,
+                      batch_poll_s=batch_poll)
     code = run_spec(spec, opts, dry=dry_run)
     sys.stdout.flush()
     raise click.exceptions.Exit(code)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from evallint.executor.cases import Case
-from evallint.executor.client import MessagesClient
+from evallint.executor.client import CallResult
 from evallint.executor.extract import extract_answer, reply_text
 from evallint.executor.plan import Plan
 from evallint.executor.prices import CostBook
@@ -36,17 +36,29 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class Transport(Protocol):
+    """Where the loop's calls go: the Messages API one by one (MessagesClient) or in waves of
+    message batches (BatchTransport). The loop cannot tell them apart."""
+
+    @property
+    def accepts_temperature(self) -> bool: ...
+
+    async def create_message(self, *, model: str, system: str, messages: list[dict[str, Any]],
+                             max_tokens: int, temperature: float | None,
+                             tag: str = "") -> CallResult: ...
+
+
 @dataclass
 class Runtime:
     """What every case shares: the plan, the API client, the run id, contamination sentinels."""
 
     plan: Plan
-    client: MessagesClient
+    client: Transport
     run_id: str
     sentinels: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def build(cls, plan: Plan, client: MessagesClient, run_id: str) -> Runtime:
+    def build(cls, plan: Plan, client: Transport, run_id: str) -> Runtime:
         sentinels: list[tuple[str, str]] = []
         if plan.generator is not None:
             sentinels += [(ln, "the generator's system prompt")
@@ -68,17 +80,18 @@ def _long_lines(text: str) -> list[str]:
             and "{{" not in ln and "{%" not in ln]
 
 
-async def evaluate(rt: Runtime, case_input: Any, answer: str, costs: CostBook
-                   ) -> tuple[Verdict | None, str | None]:
+async def evaluate(rt: Runtime, case_input: Any, answer: str, costs: CostBook,
+                   attempt: int = 1) -> tuple[Verdict | None, str | None]:
     """Ask the judge; an invalid reply is retried once, then returned as a parse error."""
     ev = rt.plan.evaluator
     rendered = rt.plan.render_evaluator(case_input, answer)
     messages: list[dict[str, Any]] = [{"role": "user", "content": rendered.user}]
     error = "no reply"
-    for _ in range(2):
+    for ask in range(2):
         res = await rt.client.create_message(model=ev.model, system=rendered.system,
                                              messages=messages, max_tokens=ev.max_tokens,
-                                             temperature=ev.temperature)
+                                             temperature=ev.temperature,
+                                             tag=f"e{attempt}" + (f"r{ask}" if ask else ""))
         costs.add("evaluator", ev.model, res.usage, res.cost_usd)
         text, _ = reply_text(res.content)
         try:
@@ -125,7 +138,7 @@ async def run_case(rt: Runtime, case: Case) -> dict[str, Any]:
             ]
         res = await rt.client.create_message(model=gen.model, system=first.system,
                                              messages=messages, max_tokens=gen.max_tokens,
-                                             temperature=gen.temperature)
+                                             temperature=gen.temperature, tag=f"g{n}")
         costs.add("generator", gen.model, res.usage, res.cost_usd)
         extracted = extract_answer(res.content, spec.extract)
         attempt: dict[str, Any] = {
@@ -139,7 +152,7 @@ async def run_case(rt: Runtime, case: Case) -> dict[str, Any]:
                            failure_category="rule_check", suggested_fix=None,
                            rule_check_failures=failures)
         else:
-            verdict, error = await evaluate(rt, case.input, extracted.answer, costs)
+            verdict, error = await evaluate(rt, case.input, extracted.answer, costs, n)
             if verdict is None:
                 attempt.update(score=None, passed=False, feedback=None, rubric_scores={},
                                failure_category="evaluator_parse_error", suggested_fix=None,

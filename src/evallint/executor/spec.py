@@ -76,6 +76,7 @@ class LoopSpec:
     timeout_s: float = 120.0
     fail_under: float | None = None  # CI gate: exit 1 when the final pass rate is below it
     mode: str = "direct"  # direct | batch (the Message Batches API)
+    batch_cases: int = 1000  # batch mode: cases in flight, so requests per wave
 
     @property
     def batch_mode(self) -> bool:
@@ -91,7 +92,7 @@ _TOP = {
     "version", "generator", "evaluator", "judge", "pass_threshold", "max_attempts", "cases",
     "results", "rubric", "convergence", "concurrency", "max_cost_usd", "extract", "checks",
     "prices", "max_retries", "timeout_s",
-    "fail_under", "mode",
+    "fail_under", "mode", "batch_cases",
 }
 _ROLE = {"prompt", "model", "temperature", "max_tokens"}
 _JUDGE = _ROLE | {"batch_size", "sample", "seed", "stratify_by", "max_reasks"}
@@ -158,6 +159,7 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
         timeout_s=_number(doc, data.get("timeout_s", 120.0), "timeout_s"),
         fail_under=_fail_under(doc, data.get("fail_under")),
         mode=_mode(doc, data.get("mode", "direct"), judge is not None),
+        batch_cases=_int(doc, data.get("batch_cases", 1000), "batch_cases", lo=1, hi=100_000),
     )
     if spec.cases.resolve() == spec.results.resolve():
         raise doc.error("results must not be the cases file", "results")
