@@ -218,3 +218,28 @@ def test_ledger_skips_torn_lines_and_finished_cases(tmp_path: Path) -> None:
     assert ledger.take("l2-g1", "f2") == "b1"
     assert ledger.take("l2-g1", "f2") is None  # once
     assert ledger.take("l2-e1", "f3") == "b3"
+
+
+def test_batch_mode_is_for_the_refine_loop_only(tmp_path: Path) -> None:
+    from tests.executor.test_executor_batch import write_judge_loop
+
+    spec = write_judge_loop(tmp_path / "a", 2)
+    flagged = invoke(spec, "--batch")
+    assert flagged.exit_code == 2 and "batched judge mode" in flagged.stderr
+    in_spec = write_judge_loop(tmp_path / "b", 2)
+    in_spec.write_text(in_spec.read_text() + "mode: batch\n")
+    assert invoke(in_spec).exit_code == 2
+    bad = write_loop(tmp_path / "c", cases=1, mode="bulk")
+    result = invoke(bad)
+    assert result.exit_code == 2 and "mode must be 'direct' or 'batch'" in result.stderr
+
+
+def test_no_resume_drops_the_ledger(tmp_path: Path, api_env: MessagesServer) -> None:
+    generator_answers(api_env, "fine")
+    api_env.route(is_judge, verdict(0.95))
+    spec = write_loop(tmp_path, cases=2, mode="batch")
+    assert invoke(spec, *FAST).exit_code == 0
+    ledger = tmp_path / "out" / "results.batches.jsonl"
+    assert len(ledger.read_text().splitlines()) == 2
+    assert invoke(spec, "--no-resume", *FAST).exit_code == 0
+    assert len(ledger.read_text().splitlines()) == 2  # the new run's batches only

@@ -18,7 +18,7 @@ from evallint.executor.batch import batches, judge_batch, sample_ids
 from evallint.executor.batches import CURRENT_CASE, BatchLedger, BatchTransport, ledger_path
 from evallint.executor.cases import Case, iter_cases, validate_cases
 from evallint.executor.client import CostMeter, MessagesClient, api_key_from_env
-from evallint.executor.errors import ApiFailure, CostCapReached
+from evallint.executor.errors import ApiFailure, CostCapReached, RunError
 from evallint.executor.loop import Runtime, run_case
 from evallint.executor.plan import OUTPUT_PLACEHOLDER, Plan, make_plan
 from evallint.executor.prices import PriceTable
@@ -68,7 +68,11 @@ def apply_options(spec: LoopSpec, opts: RunOptions) -> LoopSpec:
         changes["fail_under"] = opts.fail_under
     if opts.batch:
         changes["mode"] = "batch"
-    return dataclasses.replace(spec, **changes) if changes else spec
+    out = dataclasses.replace(spec, **changes) if changes else spec
+    if out.mode == "batch" and out.judge is not None:
+        raise RunError("--batch runs the refine loop (generator and evaluator); the batched "
+                       "judge mode already groups its calls")
+    return out
 
 
 def dry_run(plan: Plan) -> str:
