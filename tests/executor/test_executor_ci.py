@@ -3,13 +3,39 @@
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evallint.executor.progress import Progress, format_eta
 from tests.executor.conftest import generator_answers, invoke, is_judge, write_loop
-from tests.executor.messages_server import MessagesServer, verdict
+from tests.executor.messages_server import MessagesServer, message, verdict
+
+FIXTURE_LOOP = Path(__file__).resolve().parents[2] / "fixtures" / "loop"
+
+
+def is_haiku(body: dict[str, Any]) -> bool:
+    return body.get("model") == "claude-haiku-4-5"  # the fixture loop's evaluator
+
+
+def test_fixture_loop_fails_the_gate_in_both_modes(tmp_path: Path,
+                                                   api_env: MessagesServer) -> None:
+    """fixtures/loop against the test server, with a judge that fails everything."""
+    shutil.copytree(FIXTURE_LOOP, tmp_path / "loop")
+    spec = tmp_path / "loop" / "evallint.loop.yaml"
+    api_env.route(is_haiku, verdict(0.4, feedback="misses the key step",
+                                    failure_category="incomplete"))
+    api_env.route(lambda body: True, message("<answer>An answer long enough to pass the "
+                                             "length check.</answer>"))
+    direct = invoke(spec, "--fail-under", "0.9")
+    assert direct.exit_code == 1, direct.stderr
+    assert "pass rate 0.0% is below --fail-under 90.0%" in direct.stderr
+    batch = invoke(spec, "--fail-under", "0.9", "--batch", "--batch-poll", "0.01",
+                   "--no-resume")
+    assert batch.exit_code == 1, batch.stderr
+    assert api_env.batch_creates
 
 
 def test_fail_under_exits_1_on_a_failing_loop(tmp_path: Path, api_env: MessagesServer) -> None:

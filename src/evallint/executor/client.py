@@ -154,6 +154,9 @@ class MessagesClient:
                 # A body the SDK could not read (truncated proxy response): transient.
                 delay = self._delay(attempt, None)
                 reason = f"unreadable reply ({type(exc).__name__})"
+            except anthropic.AnthropicError as exc:  # the SDK refusing, e.g. no results_url
+                raise ApiFailure(redact(f"API error ({type(exc).__name__}) {what}: {exc}")
+                                 ) from None
             if attempt >= self.max_retries:
                 raise ApiFailure(f"{reason}; gave up after {attempt + 1} tries")
             attempt += 1

@@ -119,51 +119,59 @@ def stop_reason(history: list[dict[str, Any]], window: int, min_gain: float) -> 
     return None
 
 
-async def run_case(rt: Runtime, case: Case) -> dict[str, Any]:
-    """Run one case to a stop and return its eval-result record (not yet written)."""
+async def run_attempt(rt: Runtime, case: Case, n: int, previous: dict[str, Any] | None,
+                      costs: CostBook) -> dict[str, Any]:
+    """One attempt: generate (with the previous answer and its feedback on a retry), extract,
+    rule checks, evaluate. The step both modes run; only ``rt.client`` differs."""
     spec, gen = rt.plan.spec, rt.plan.generator
     assert gen is not None
-    costs = CostBook()
     first = rt.plan.render_generator(case.input)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": first.user}]
+    if previous is not None and previous.get("feedback") is not None:
+        messages += [
+            {"role": "assistant", "content": previous["output"].strip() or "(no answer)"},
+            {"role": "user", "content": REFINE.format(feedback=previous["feedback"])},
+        ]
+    res = await rt.client.create_message(model=gen.model, system=first.system,
+                                         messages=messages, max_tokens=gen.max_tokens,
+                                         temperature=gen.temperature, tag=f"g{n}")
+    costs.add("generator", gen.model, res.usage, res.cost_usd)
+    extracted = extract_answer(res.content, spec.extract)
+    attempt: dict[str, Any] = {
+        "attempt": n, "output": extracted.answer, "extraction": extracted.how,
+        "thinking_blocks_dropped": extracted.dropped_thinking_blocks,
+    }
+    failures = run_checks(extracted.answer, spec.checks)
+    if failures:
+        attempt.update(score=0.0, passed=False, feedback="The answer failed automatic "
+                       "checks: " + "; ".join(failures), rubric_scores={},
+                       failure_category="rule_check", suggested_fix=None,
+                       rule_check_failures=failures)
+        return attempt
+    verdict, error = await evaluate(rt, case.input, extracted.answer, costs, n)
+    if verdict is None:
+        attempt.update(score=None, passed=False, feedback=None, rubric_scores={},
+                       failure_category="evaluator_parse_error", suggested_fix=None,
+                       parse_error=error)
+    else:
+        attempt.update(score=verdict.score, passed=passes(verdict.score, spec.pass_threshold),
+                       llm_score=verdict.llm_score, llm_pass=verdict.llm_pass,
+                       feedback=verdict.feedback, rubric_scores=verdict.rubric_scores,
+                       failure_category=verdict.failure_category,
+                       suggested_fix=verdict.suggested_fix)
+    return attempt
+
+
+async def run_case(rt: Runtime, case: Case) -> dict[str, Any]:
+    """Run one case to a stop and return its eval-result record (not yet written)."""
+    spec = rt.plan.spec
+    costs = CostBook()
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
     reason = "max_attempts"
     previous: dict[str, Any] | None = None
     for n in range(1, spec.max_attempts + 1):
-        messages: list[dict[str, Any]] = [{"role": "user", "content": first.user}]
-        if previous is not None and previous.get("feedback") is not None:
-            messages += [
-                {"role": "assistant", "content": previous["output"].strip() or "(no answer)"},
-                {"role": "user", "content": REFINE.format(feedback=previous["feedback"])},
-            ]
-        res = await rt.client.create_message(model=gen.model, system=first.system,
-                                             messages=messages, max_tokens=gen.max_tokens,
-                                             temperature=gen.temperature, tag=f"g{n}")
-        costs.add("generator", gen.model, res.usage, res.cost_usd)
-        extracted = extract_answer(res.content, spec.extract)
-        attempt: dict[str, Any] = {
-            "attempt": n, "output": extracted.answer, "extraction": extracted.how,
-            "thinking_blocks_dropped": extracted.dropped_thinking_blocks,
-        }
-        failures = run_checks(extracted.answer, spec.checks)
-        if failures:
-            attempt.update(score=0.0, passed=False, feedback="The answer failed automatic "
-                           "checks: " + "; ".join(failures), rubric_scores={},
-                           failure_category="rule_check", suggested_fix=None,
-                           rule_check_failures=failures)
-        else:
-            verdict, error = await evaluate(rt, case.input, extracted.answer, costs, n)
-            if verdict is None:
-                attempt.update(score=None, passed=False, feedback=None, rubric_scores={},
-                               failure_category="evaluator_parse_error", suggested_fix=None,
-                               parse_error=error)
-            else:
-                attempt.update(score=verdict.score, passed=passes(verdict.score,
-                                                                   spec.pass_threshold),
-                               llm_score=verdict.llm_score, llm_pass=verdict.llm_pass,
-                               feedback=verdict.feedback, rubric_scores=verdict.rubric_scores,
-                               failure_category=verdict.failure_category,
-                               suggested_fix=verdict.suggested_fix)
+        attempt = await run_attempt(rt, case, n, previous, costs)
         history.append(attempt)
         if attempt["score"] is not None and (best is None or attempt["score"] > best["score"]):
             best = attempt
