@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from click.testing import CliRunner, Result
 
@@ -61,6 +62,10 @@ def test_report_of_a_real_run_is_self_contained(tmp_path: Path,
                     "Worst cases"):
         assert f"<h2>{section}</h2>" in page
     assert "claude-sonnet-4-6" in page and "claude-haiku-4-5" in page  # cost by model
+    svgs = re.findall(r"<svg.*?</svg>", page, re.S)
+    assert len(svgs) >= 5
+    for svg in svgs:  # every chart is well-formed SVG
+        ElementTree.fromstring(svg)
 
 
 def test_report_numbers_and_worst_cases(tmp_path: Path) -> None:
