@@ -4,8 +4,10 @@ endpoints of the loopback server, to show memory flat in the number of cases.
 Cases and results are streamed and at most ``batch_cases`` cases are in flight, so peak RSS
 should not grow from 1,000 to 20,000 cases. The server runs in its own process (a fresh one per
 size, so its stored batches do not pile up) and every size runs in a fresh child process so the
-peak RSS is per run. Printed per size: wall time, message batches submitted, requests, peak RSS.
-Usage: ``python bench/bench_batch.py [--sizes 1000,5000,20000] [--batch-cases 1000]``.
+peak RSS is per run. Printed per size: wall time, message batches submitted, requests, peak RSS,
+and with ``--trace`` the Python heap peak (tracemalloc, in a second run so it does not slow the
+timed one). Usage: ``python bench/bench_batch.py [--sizes 1000,5000,20000] [--batch-cases 1000]
+[--trace]``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +52,7 @@ def write_loop(root: Path, cases: int, batch_cases: int) -> Path:
     return spec
 
 
-def child(cases: int, batch_cases: int, url: str) -> dict[str, float]:
+def child(cases: int, batch_cases: int, url: str, trace: bool) -> dict[str, float]:
     sys.path.insert(0, str(ROOT / "src"))
     from evallint.executor.plan import make_plan
     from evallint.executor.runner import RunOptions, execute
@@ -58,10 +61,13 @@ def child(cases: int, batch_cases: int, url: str) -> dict[str, float]:
     os.environ["ANTHROPIC_API_KEY"] = "bench-dummy-key"
     with tempfile.TemporaryDirectory() as tmp:
         plan = make_plan(load_spec(write_loop(Path(tmp), cases, batch_cases)))
+        if trace:
+            tracemalloc.start()
         start = time.perf_counter()
         outcome = asyncio.run(execute(plan, RunOptions(quiet=True, base_url=url,
                                                        batch_poll_s=0.05)))
         wall = time.perf_counter() - start
+        heap = tracemalloc.get_traced_memory()[1] if trace else 0
         count = 0
         with (Path(tmp) / "out" / "results.jsonl").open() as fh:  # checked line by line
             for line in fh:
@@ -72,17 +78,17 @@ def child(cases: int, batch_cases: int, url: str) -> dict[str, float]:
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     stats = outcome.summary["batches"]
     return {"wall": wall, "rss_mb": rss_kb / 1024, "batches": stats["submitted"],
-            "requests": stats["requests"]}
+            "requests": stats["requests"], "heap_mb": heap / 2**20}
 
 
-def run_child(cases: int, batch_cases: int) -> dict[str, float]:
+def run_child(cases: int, batch_cases: int, trace: bool = False) -> dict[str, float]:
     server = subprocess.Popen([sys.executable, str(SERVER), "--delay", "0"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None and server.stdin is not None
     url = server.stdout.readline().strip()
     try:
         args = [sys.executable, __file__, "--child", str(cases), "--batch-cases",
-                str(batch_cases), "--url", url]
+                str(batch_cases), "--url", url] + (["--trace"] if trace else [])
         out = subprocess.run(args, capture_output=True, text=True, check=False)
     finally:
         server.stdin.close()
@@ -98,17 +104,20 @@ def main() -> None:
     parser.add_argument("--batch-cases", type=int, default=1000)
     parser.add_argument("--child", type=int)
     parser.add_argument("--url")
+    parser.add_argument("--trace", action="store_true")
     args = parser.parse_args()
     if args.child is not None:
-        print(json.dumps(child(args.child, args.batch_cases, args.url)))
+        print(json.dumps(child(args.child, args.batch_cases, args.url, args.trace)))
         return
     print(f"evallint run --batch bench: {ATTEMPTS} attempts per case (6 calls), "
           f"batch_cases {args.batch_cases}, loopback Message Batches server")
-    print(f"{'cases':>6} {'wall s':>8} {'batches':>8} {'requests':>9} {'peak RSS MB':>12}")
+    print(f"{'cases':>6} {'wall s':>8} {'batches':>8} {'requests':>9} {'peak RSS MB':>12}"
+          + (f" {'heap peak MB':>13}" if args.trace else ""))
     for n in (int(s) for s in args.sizes.split(",")):
         r = run_child(n, args.batch_cases)
+        heap = f" {run_child(n, args.batch_cases, True)['heap_mb']:>13.2f}" if args.trace else ""
         print(f"{n:>6} {r['wall']:>8.1f} {r['batches']:>8} {r['requests']:>9} "
-              f"{r['rss_mb']:>12.1f}", flush=True)
+              f"{r['rss_mb']:>12.1f}{heap}", flush=True)
 
 
 if __name__ == "__main__":
