@@ -243,3 +243,19 @@ def test_no_resume_drops_the_ledger(tmp_path: Path, api_env: MessagesServer) -> 
     assert len(ledger.read_text().splitlines()) == 2
     assert invoke(spec, "--no-resume", *FAST).exit_code == 0
     assert len(ledger.read_text().splitlines()) == 2  # the new run's batches only
+
+
+def test_recorded_batches_that_are_gone_are_submitted_again(
+        tmp_path: Path, api_env: MessagesServer) -> None:
+    generator_answers(api_env, "fine")
+    api_env.route(is_judge, verdict(0.95))
+    spec = write_loop(tmp_path, cases=2, mode="batch")
+    assert invoke(spec, *FAST).exit_code == 0
+    (tmp_path / "out" / "results.jsonl").unlink()  # as if killed before any record
+    api_env.batches.clear()  # and the server no longer knows the batches (404)
+    result = invoke(spec, *FAST)
+    assert result.exit_code == 0, result.stderr
+    assert "picking up 2 submitted message batch(es)" in result.stderr
+    assert len(read_results(tmp_path / "out" / "results.jsonl")) == 2
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["batches"]["recovered"] == 0 and summary["batches"]["submitted"] == 2
