@@ -82,6 +82,7 @@ def test_batch_records_equal_direct_records(tmp_path: Path, api_env: MessagesSer
     assert all(len(wave) == 5 for wave in waves)
     summary = json.loads((tmp_path / "batch" / "out" / "summary.json").read_text())
     assert summary["mode"] == "batch" and summary["batches"]["submitted"] == 6
+    assert result.stderr.count(": 5 request(s) submitted (l1-") == 6  # one line per batch
 
 
 def test_batch_isolation(tmp_path: Path, api_env: MessagesServer) -> None:

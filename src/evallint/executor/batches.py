@@ -28,7 +28,7 @@ import contextvars
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -135,6 +135,7 @@ class BatchTransport:
     poll_s: float = 1.0
     max_requests: int = MAX_BATCH_REQUESTS
     stats: BatchStats = field(default_factory=BatchStats)
+    note: Callable[[str], None] = lambda message: None  # a status line for the user
     active: int = 0
     _pending: list[_Request] = field(default_factory=list)
     _flushing: bool = False
@@ -212,6 +213,8 @@ class BatchTransport:
             lambda: sdk.messages.batches.create(requests=body),  # type: ignore[arg-type]
             "submitting a message batch")
         self.ledger.record(batch.id, [(r.custom_id, r.case_id, r.fp) for r in reqs])
+        self.note(f"message batch {batch.id}: {len(reqs)} request(s) submitted "
+                  f"({reqs[0].custom_id} ...)")
         self.stats.submitted += 1
         self.stats.requests += len(reqs)
         await self._collect(batch.id, reqs)

@@ -137,7 +137,8 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
         found = ledger.load(store.finished)
         if found:
             progress.note(f"picking up {found} submitted message batch(es) from {ledger.path}")
-        transport = BatchTransport(client, ledger, poll_s=opts.batch_poll_s)
+        transport = BatchTransport(client, ledger, poll_s=opts.batch_poll_s,
+                                   note=progress.note)
     rt = Runtime.build(plan, transport or client, run_id)
     outcome = RunOutcome(total=total, finished=done_before, skipped=done_before,
                          summary_path=None)
