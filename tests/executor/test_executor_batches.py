@@ -260,3 +260,20 @@ def test_recorded_batches_that_are_gone_are_submitted_again(
     assert len(read_results(tmp_path / "out" / "results.jsonl")) == 2
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["batches"]["recovered"] == 0 and summary["batches"]["submitted"] == 2
+
+
+def test_a_stopping_run_sends_no_batch_for_cancelled_calls(
+        tmp_path: Path, api_env: MessagesServer) -> None:
+    # Case 1's generator call fails for good while case 2 is still waiting on its evaluator
+    # wave: the run stops, and nothing is submitted for case 2 after that.
+    def generator(body: dict[str, Any], n: int) -> Any:
+        if "question 1" in all_text(body):
+            return error(400)
+        return message("<answer>fine answer</answer>")
+
+    api_env.route(is_generator, generator)
+    api_env.route(is_judge, verdict(0.3, feedback="again"))
+    spec = write_loop(tmp_path, cases=2, mode="batch", max_retries=0)
+    result = invoke(spec, *FAST)
+    assert result.exit_code == 2
+    assert api_env.batch_creates == [["l1-g1", "l2-g1"]]

@@ -137,6 +137,7 @@ class BatchTransport:
     stats: BatchStats = field(default_factory=BatchStats)
     note: Callable[[str], None] = lambda message: None  # a status line for the user
     active: int = 0
+    halted: bool = False  # a worker failed: the run is stopping, send nothing more
     _pending: list[_Request] = field(default_factory=list)
     _flushing: bool = False
     _task: asyncio.Task[None] | None = None
@@ -170,7 +171,11 @@ class BatchTransport:
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
-        if self._flushing or not self._pending or len(self._pending) < self.active:
+        # A call whose worker was cancelled (the run is stopping) is never sent: a batch
+        # nobody waits on would still be paid for.
+        self._pending = [r for r in self._pending if not r.future.done()]
+        if (self.halted or self._flushing or not self._pending
+                or len(self._pending) < self.active):
             return
         self._flushing = True
         self._task = asyncio.get_running_loop().create_task(self._flush())

@@ -185,6 +185,10 @@ async def _work(rt: Runtime, store: ResultsStore, progress: Progress, outcome: R
             transport.enter()
         try:
             await take_cases()
+        except BaseException:
+            if transport is not None:  # the run stops: no further wave is worth paying for
+                transport.halted = True
+            raise
         finally:
             if transport is not None:
                 transport.leave()
