@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -189,7 +190,9 @@ def test_killed_batch_run_picks_up_its_batches(tmp_path: Path, server: MessagesS
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert API_KEY not in out + err
-    assert "picking up 3 submitted message batch(es)" in err
+    # At least the g1, e1 and g2 waves of cases 5-8 (more if the kill landed late).
+    picked = re.search(r"picking up (\d+) submitted message batch\(es\)", err)
+    assert picked is not None and int(picked.group(1)) >= 3
     assert "resuming: 4 of 8" in err
     # Nothing was submitted twice: the replayed calls read the recorded batches.
     submitted = [cid for wave in server.batch_creates for cid in wave]
@@ -199,7 +202,7 @@ def test_killed_batch_run_picks_up_its_batches(tmp_path: Path, server: MessagesS
     assert sorted(r["case_id"] for r in records) == [f"c{i}" for i in range(1, 9)]
     assert len({json.dumps(r["attempt_history"]) for r in records}) == 1  # all alike
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    assert summary["batches"]["recovered"] == 3
+    assert summary["batches"]["recovered"] == int(picked.group(1))
 
 
 def test_ledger_skips_torn_lines_and_finished_cases(tmp_path: Path) -> None:
