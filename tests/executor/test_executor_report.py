@@ -128,6 +128,10 @@ def test_missing_bad_and_empty_results_exit_2(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00junk")
     assert report(str(binary)).exit_code == 2
     assert not (tmp_path / "bad.html").exists()
+    own = write_results(tmp_path / "r.jsonl", [record("a", passed=True, scores=[0.9])])
+    clash = report(str(own), "-o", str(own))
+    assert clash.exit_code == 2 and "overwrite the results file" in clash.stderr
+    assert json.loads(own.read_text())["case_id"] == "a"
 
 
 def test_report_size_is_bounded(tmp_path: Path) -> None:

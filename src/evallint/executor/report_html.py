@@ -284,6 +284,9 @@ def report(results: Path, output: Path | None) -> None:
     try:
         if not results.is_file():
             raise SpecError("no such results file (run `evallint run SPEC` first)", str(results))
+        if target.resolve() == results.resolve():
+            raise SpecError("the report would overwrite the results file; name it with -o",
+                            str(results))
         data = write_report(results, target)
     except SpecError as exc:
         click.echo(f"evallint report: error: {exc}", err=True)
