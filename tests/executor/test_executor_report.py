@@ -124,6 +124,10 @@ def test_missing_bad_and_empty_results_exit_2(tmp_path: Path) -> None:
     empty.write_text("", encoding="utf-8")
     none = report(str(empty))
     assert none.exit_code == 2 and "no records" in none.stderr
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 200_000 + "\n", encoding="utf-8")
+    nested = report(str(deep))
+    assert nested.exit_code == 2 and "deep.jsonl:1" in nested.stderr
     binary = tmp_path / "bin.jsonl"
     binary.write_bytes(b"\xff\xfe\x00junk")
     assert report(str(binary)).exit_code == 2

@@ -85,7 +85,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # nesting too deep is not a record either
                 raise SpecError("results file has a line that is not JSON (edited by hand?)",
                                 str(path), n) from None
             if not isinstance(record, dict) or "case_id" not in record:
