@@ -8,7 +8,11 @@ a write leaves). Then it runs the same command again to completion and checks th
 every case exactly once (no loss, no duplicate), every line JSON, and a torn tail repaired (the
 resume says so). Prints one line per trial and the totals. Nothing here is a test: it prints.
 
-    python bench/fault_trials.py [--trials 20] [--cases 24] [--seed 7]
+    python bench/fault_trials.py [--trials 20] [--cases 24] [--seed 7] [--batch]
+
+With ``--batch`` the loop runs in batch mode (four cases a wave, message batches held in
+progress by the server for ``--batch-hold`` seconds, so kills land while batches are in flight)
+and each trial also reports how many submitted batches the resume picked up.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -38,8 +43,19 @@ def _env(url: str) -> dict[str, str]:
     return env
 
 
+BATCH = False  # --batch: every run in batch mode
+
+
 def _command(spec: Path) -> list[str]:
-    return [sys.executable, "-m", "evallint.executor", str(spec)]
+    extra = ["--batch-poll", "0.01"] if BATCH else []
+    return [sys.executable, "-m", "evallint.executor", str(spec), *extra]
+
+
+def _loop(root: Path, cases: int) -> Path:
+    spec = write_loop(root, cases, concurrency=4)
+    if BATCH:
+        spec.write_text(spec.read_text() + "mode: batch\nbatch_cases: 4\n")
+    return spec
 
 
 def _tear(results: Path) -> bool:
@@ -65,7 +81,7 @@ def trial(n: int, rng: random.Random, url: str, cases: int) -> dict[str, object]
     """One kill: after a random number of finished cases (0 .. cases-1) and a random slice of
     one call's delay more, so kills land before, between and during the writes of records."""
     with tempfile.TemporaryDirectory(prefix="evallint-fault-") as tmp:
-        spec = write_loop(Path(tmp), cases, concurrency=4)
+        spec = _loop(Path(tmp), cases)
         results = Path(tmp) / "out" / "results.jsonl"
         target = rng.randrange(cases)
         proc = subprocess.Popen(_command(spec), env=_env(url), stdout=subprocess.DEVNULL,
@@ -95,10 +111,13 @@ def trial(n: int, rng: random.Random, url: str, cases: int) -> dict[str, object]
         lost = len(expected - set(ids))
         duplicated = len(ids) - len(set(ids))
         repaired = "torn last line" in resume.stderr
+        picked = re.search(r"picking up (\d+) submitted message batch", resume.stderr)
         return {"trial": n + 1, "kill_after_s": round(delay, 2), "killed_mid_run": not
                 finished_first, "records_before_kill": before, "torn": torn,
                 "repair_reported": repaired, "resume_exit": resume.returncode, "lost": lost,
-                "duplicated": duplicated, "bad_lines": bad_json}
+                "duplicated": duplicated, "bad_lines": bad_json,
+                **({"batches_picked_up": int(picked.group(1)) if picked else 0}
+                   if BATCH else {})}
 
 
 def main() -> None:
@@ -107,23 +126,31 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=24)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--delay", type=float, default=0.02, help="server delay per call, s")
+    parser.add_argument("--batch", action="store_true", help="run the loop in batch mode")
+    parser.add_argument("--batch-hold", type=float, default=0.05,
+                        help="seconds the server keeps a message batch in progress")
     args = parser.parse_args()
+    global BATCH
+    BATCH = args.batch
     rng = random.Random(args.seed)
-    server = subprocess.Popen([sys.executable, str(SERVER), "--delay", str(args.delay)],
+    server = subprocess.Popen([sys.executable, str(SERVER), "--delay", str(args.delay),
+                               "--batch-hold", str(args.batch_hold)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None and server.stdin is not None
     url = server.stdout.readline().strip()
     try:
         # How long one uninterrupted run takes, so kills land anywhere inside it.
         with tempfile.TemporaryDirectory(prefix="evallint-fault-") as tmp:
-            spec = write_loop(Path(tmp), args.cases, concurrency=4)
+            spec = _loop(Path(tmp), args.cases)
             start = time.perf_counter()
             subprocess.run(_command(spec), env=_env(url), capture_output=True, check=True)
             full = time.perf_counter() - start
-        print(f"fault trials: {args.trials} SIGKILLs of `evallint run` ({args.cases} cases x 3 "
-              f"attempts, server delay {args.delay * 1000:.0f} ms, uninterrupted run {full:.2f} s)")
+        mode = " --batch" if BATCH else ""
+        print(f"fault trials: {args.trials} SIGKILLs of `evallint run{mode}` ({args.cases} cases "
+              f"x 3 attempts, server delay {args.delay * 1000:.0f} ms, uninterrupted run "
+              f"{full:.2f} s)")
         totals = {"lost": 0, "duplicated": 0, "bad_lines": 0, "torn": 0, "repaired": 0,
-                  "mid_run": 0, "failed_resumes": 0}
+                  "mid_run": 0, "failed_resumes": 0, "picked_up": 0}
         for n in range(args.trials):
             r = trial(n, rng, url, args.cases)
             print(json.dumps(r), flush=True)
@@ -134,11 +161,13 @@ def main() -> None:
             totals["repaired"] += bool(r["torn"] and r["repair_reported"])
             totals["mid_run"] += bool(r["killed_mid_run"])
             totals["failed_resumes"] += r["resume_exit"] != 0
+            totals["picked_up"] += int(r.get("batches_picked_up", 0))  # type: ignore[call-overload]
         print(f"trials {args.trials}, killed mid-run {totals['mid_run']}, "
               f"torn tails made {totals['torn']} (repair reported {totals['repaired']}), "
               f"lost cases {totals['lost']}, duplicated cases {totals['duplicated']}, "
               f"broken lines after resume {totals['bad_lines']}, "
-              f"failed resumes {totals['failed_resumes']}")
+              f"failed resumes {totals['failed_resumes']}"
+              + (f", batches picked up {totals['picked_up']}" if BATCH else ""))
     finally:
         server.stdin.close()
         server.wait(timeout=10)

@@ -37,7 +37,8 @@ def fail(message: str) -> None:
 
 # Commands that live in their own modules, imported only when used: `run` pulls in the
 # anthropic SDK (over a second of imports) that `check` never needs.
-_LAZY_COMMANDS = {"run": ("evallint.executor.cli", "run"), "lock": ("evallint.lockfile", "lock")}
+_LAZY_COMMANDS = {"run": ("evallint.executor.cli", "run"), "lock": ("evallint.lockfile", "lock"),
+                  "report": ("evallint.executor.report_html", "report")}
 _LAZY_COMMANDS["server"] = ("evallint.server.command", "server")  # needs the pygls extra
 
 # `calibrate` runs the loop's evaluator alone on human-judged answers (executor/calibcli.py).

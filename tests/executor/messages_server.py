@@ -35,6 +35,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     raw: bytes | None = None
+    batch_result: str | None = None  # in a message batch: "expired" or "canceled"
 
 
 _ids = itertools.count(1)
@@ -106,6 +107,11 @@ def malformed(delay: float = 0.0) -> Reply:
     return Reply(raw=b'{"id": "msg_broken", "type": "message", "content": [', delay=delay)
 
 
+def expired() -> Reply:
+    """In a message batch: this request's result is ``expired`` (it was never processed)."""
+    return Reply(batch_result="expired")
+
+
 Responder = Callable[[dict[str, Any], int], Reply]
 Predicate = Callable[[dict[str, Any]], bool]
 
@@ -165,6 +171,55 @@ def sequence(*replies: Reply) -> Responder:
     return respond
 
 
+@dataclass
+class _Batch:
+    """One message batch: its result lines (JSONL, in request order) and counts."""
+
+    id: str
+    created: float
+    hold: float
+    lines: list[bytes] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("succeeded", "errored", "canceled", "expired"), 0))
+
+    def add(self, custom_id: str, params: dict[str, Any], reply: Reply) -> None:
+        result: dict[str, Any]
+        if reply.batch_result is not None:
+            result = {"type": reply.batch_result}
+        elif reply.status != 200 or reply.body is None or reply.raw is not None:
+            body = reply.body if reply.body is not None and reply.status != 200 else {
+                "type": "error", "error": {"type": "api_error", "message": "scripted"}}
+            result = {"type": "errored", "error": {**body, "request_id": "req_test"}}
+        else:
+            message_body = dict(reply.body)
+            message_body["model"] = message_body.get("model") or params.get("model", "")
+            result = {"type": "succeeded", "message": message_body}
+        self.counts[result["type"]] += 1
+        line = {"custom_id": custom_id, "result": result}
+        self.lines.append(json.dumps(line).encode() + b"\n")
+
+    @property
+    def ended(self) -> bool:
+        return time.time() >= self.created + self.hold
+
+    def describe(self, host: str) -> dict[str, Any]:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.created))
+        ended = self.ended
+        total = sum(self.counts.values())
+        counts = dict(self.counts) if ended else {**dict.fromkeys(self.counts, 0),
+                                                  "processing": total}
+        counts.setdefault("processing", 0)
+        return {
+            "id": self.id, "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": counts, "created_at": stamp, "expires_at": stamp,
+            "ended_at": stamp if ended else None, "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": (f"http://{host}/v1/messages/batches/{self.id}/results"
+                            if ended else None),
+        }
+
+
 class MessagesServer:
     """A threaded loopback HTTP server with scripted routes and a request log."""
 
@@ -176,6 +231,13 @@ class MessagesServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        # Message Batches: batches by id, the custom_ids of every create, and knobs.
+        self.batches: dict[str, _Batch] = {}
+        self.batch_creates: list[list[str]] = []
+        self.batch_hold_s = 0.0  # a batch is in_progress this long after its creation
+        self.expire_batches = 0  # the next N batches end with every request expired
+        self.batch_retrieves = 0
+        self.log_batch_requests = True  # the bench turns this off: its log would grow
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -196,6 +258,34 @@ class MessagesServer:
                     n = r.hits
                 return r.responder(body, n)
         return error(400)
+
+    # ------------------------------------------------------------------ message batches
+    def create_batch(self, raw: bytes, host: str) -> Reply:
+        """``POST /v1/messages/batches``: answer every request now (through the routes, and
+        into the request log), hold the results until ``batch_hold_s`` has passed."""
+        try:
+            requests = json.loads(raw)["requests"]
+            ids = [str(r["custom_id"]) for r in requests]
+        except (ValueError, KeyError, TypeError):
+            return error(400)
+        if len(set(ids)) != len(ids):
+            return error(400)
+        with self._lock:
+            expire = self.expire_batches > 0
+            self.expire_batches -= expire
+            self.batch_creates.append(ids)
+        batch = _Batch(id=f"msgbatch_test_{next(_ids)}", created=time.time(),
+                       hold=self.batch_hold_s)
+        for req in requests:
+            params = req.get("params") or {}
+            if self.log_batch_requests:
+                with self._lock:
+                    self.requests.append(params)
+            reply = Reply(batch_result="expired") if expire else self.answer(params)
+            batch.add(str(req["custom_id"]), params, reply)
+        with self._lock:
+            self.batches[batch.id] = batch
+        return Reply(body=batch.describe(host))
 
     # ------------------------------------------------------------------ queries
     def bodies(self, predicate: Predicate | None = None) -> list[dict[str, Any]]:
@@ -224,6 +314,9 @@ class MessagesServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
+                if self.path.split("?")[0].rstrip("/") == "/v1/messages/batches":
+                    self._send(server.create_batch(raw, self.headers.get("host", "")))
+                    return
                 if self.path.split("?")[0].rstrip("/") != "/v1/messages":
                     self._send(Reply(status=404, body={"type": "error", "error": {
                         "type": "not_found_error", "message": self.path}}))
@@ -252,10 +345,28 @@ class MessagesServer:
                         server.in_flight -= 1
                 self._send(reply)
 
+            def do_GET(self) -> None:
+                parts = self.path.split("?")[0].strip("/").split("/")
+                batch = server.batches.get(parts[3]) if len(parts) >= 4 and parts[:3] == [
+                    "v1", "messages", "batches"] else None
+                if batch is None:
+                    self._send(Reply(status=404, body={"type": "error", "error": {
+                        "type": "not_found_error", "message": self.path}}))
+                elif len(parts) == 4:
+                    with server._lock:
+                        server.batch_retrieves += 1
+                    self._send(Reply(body=batch.describe(self.headers.get("host", ""))))
+                elif len(parts) == 5 and parts[4] == "results" and batch.ended:
+                    self._send(Reply(raw=b"".join(batch.lines),
+                                     headers={"content-type": "application/x-jsonl"}))
+                else:
+                    self._send(error(404))
+
             def _send(self, reply: Reply) -> None:
                 data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                if "content-type" not in reply.headers:
+                    self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.send_header("request-id", "req_test")
                 for k, v in reply.headers.items():
@@ -311,8 +422,12 @@ def bench_script(server: MessagesServer, marker: str = "You grade") -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.05)
+    parser.add_argument("--batch-hold", type=float, default=0.0,
+                        help="seconds a message batch stays in_progress")
     args = parser.parse_args(argv)
     server = MessagesServer(default_delay=args.delay)
+    server.batch_hold_s = args.batch_hold
+    server.log_batch_requests = False
     bench_script(server)
     server.start()
     print(server.url, flush=True)

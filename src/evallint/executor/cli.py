@@ -1,8 +1,10 @@
 """``evallint run SPEC``: lint the loop, then run it.
 
 Exit codes:
-  0  the run completed: every case has a record (whatever the pass rate), or --dry-run
-  1  lint findings of severity error block the run (printed as path:line:col: CODE message)
+  0  the run completed: every case has a record (and the pass rate is not below
+     --fail-under / fail_under when one is set), or --dry-run
+  1  lint findings of severity error block the run (printed as path:line:col: CODE message),
+     or the run completed with a pass rate below --fail-under (a CI gate)
   2  the run could not start or complete: bad spec, missing file, missing API key, an API
      failure that retries could not fix, or the cost cap reached with cases left (the finished
      cases are kept; run again to resume)
@@ -89,6 +91,18 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
         return EXIT_ERROR
     if not opts.quiet:
         _err(line)
+    return gate_pass_rate(rate, spec.fail_under)
+
+
+def gate_pass_rate(rate: float | None, fail_under: float | None) -> int:
+    """The CI gate: exit 1, with a line naming both numbers, when the pass rate is too low."""
+    if fail_under is None:
+        return EXIT_OK
+    if rate is None or rate < fail_under:
+        shown = f"{rate:.1%}" if rate is not None else "n/a (no cases)"
+        _err(f"failed: pass rate {shown} is below --fail-under {fail_under:.1%}")
+        return EXIT_FINDINGS
+    _err(f"pass rate {rate:.1%} meets --fail-under {fail_under:.1%}")
     return EXIT_OK
 
 
@@ -105,11 +119,20 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
 @click.option("--results", "results", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Results file (overrides the spec).")
 @click.option("--quiet", is_flag=True, help="No progress output; errors only.")
+@click.option("--fail-under", "fail_under", type=click.FloatRange(0, 1), default=None,
+              metavar="RATE", help="Exit 1 when the final pass rate (0-1) is below RATE.")
+@click.option("--batch", is_flag=True,
+              help="Send each wave of calls through the Message Batches API (mode: batch).")
+@click.option("--batch-poll", "batch_poll", type=click.FloatRange(min=0), default=1.0,
+              show_default=True, metavar="SECONDS",
+              help="First wait between polls of a message batch (it grows 1.5x to 60 s).")
 def run(spec: str, dry_run: bool, concurrency: int | None, resume: bool,
-        max_cost: float | None, results: Path | None, quiet: bool) -> None:
+        max_cost: float | None, results: Path | None, quiet: bool,
+        fail_under: float | None, batch: bool, batch_poll: float) -> None:
     """Lint an eval loop spec and, if it is clean, run it (generate → evaluate → refine)."""
     opts = RunOptions(resume=resume, concurrency=concurrency, max_cost_usd=max_cost,
-                      results=results, quiet=quiet)
+                      results=results, quiet=quiet, fail_under=fail_under, batch=batch,
+                      batch_poll_s=batch_poll)
     code = run_spec(spec, opts, dry=dry_run)
     sys.stdout.flush()
     raise click.exceptions.Exit(code)

@@ -13,7 +13,7 @@ import os
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 
@@ -26,6 +26,7 @@ MAX_DELAY = 30.0
 MAX_RETRY_AFTER = 120.0
 
 Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
 
 
 def api_key_from_env() -> str:
@@ -97,38 +98,65 @@ class MessagesClient:
         await self.sdk.close()
 
     async def create_message(self, *, model: str, system: str, messages: list[dict[str, Any]],
-                             max_tokens: int, temperature: float | None) -> CallResult:
-        """Send one request, retrying what is transient. Raises ApiFailure or CostCapReached."""
+                             max_tokens: int, temperature: float | None,
+                             tag: str = "") -> CallResult:
+        """Send one request, retrying what is transient. Raises ApiFailure or CostCapReached.
+
+        ``tag`` names the call within its case (``g2``: the generator's attempt 2); the batch
+        transport builds its custom_id from it, the direct mode has no use for it."""
+        params = self.params(model=model, system=system, messages=messages,
+                             max_tokens=max_tokens, temperature=temperature)
+
+        async def send() -> Any:
+            self.meter.check()
+            reply = await self.sdk.messages.create(**params)
+            list(reply.content)  # a body the SDK could not read fails here, and is retried
+            return reply
+
+        reply, retries = await self.call(send, f"calling {model}")
+        return self.result(reply, model, retries)
+
+    def params(self, *, model: str, system: str, messages: list[dict[str, Any]],
+               max_tokens: int, temperature: float | None) -> dict[str, Any]:
+        """The request body, the same in direct and batch mode."""
         params: dict[str, Any] = {"model": model, "max_tokens": max_tokens,
                                   "messages": messages}
         if system:
             params["system"] = system
         if temperature is not None and self.accepts_temperature:
             params["temperature"] = temperature
+        return params
+
+    def result(self, reply: Any, model: str, retries: int, *, batch: bool = False
+               ) -> CallResult:
+        """A reply's content, usage and cost (at the batch price for a batch result)."""
+        usage = _usage(getattr(reply, "usage", None))
+        cost = self.prices.cost(model, usage, batch=batch)
+        self.meter.add(cost)
+        return CallResult(list(reply.content), usage,
+                          str(getattr(reply, "model", model) or model), cost, retries)
+
+    async def call(self, fn: Callable[[], Awaitable[T]], what: str) -> tuple[T, int]:
+        """Run ``fn`` with the retry policy; returns its value and the retries it took."""
         attempt = 0
         while True:
-            self.meter.check()
             try:
-                reply = await self.sdk.messages.create(**params)
-                content = list(reply.content)
+                return await fn(), attempt
             except anthropic.APIStatusError as exc:
                 retryable = exc.status_code in RETRY_STATUS or exc.status_code >= 500
                 delay = self._delay(attempt, exc.response.headers if exc.response else None)
                 if not retryable:
-                    raise ApiFailure(_describe(exc, model)) from None
-                reason = _describe(exc, model)
+                    raise ApiFailure(_describe(exc, what)) from None
+                reason = _describe(exc, what)
             except anthropic.APIConnectionError as exc:  # includes timeouts
-                delay, reason = self._delay(attempt, None), _describe(exc, model)
+                delay, reason = self._delay(attempt, None), _describe(exc, what)
             except (anthropic.APIResponseValidationError, ValueError) as exc:
                 # A body the SDK could not read (truncated proxy response): transient.
                 delay = self._delay(attempt, None)
                 reason = f"unreadable reply ({type(exc).__name__})"
-            else:
-                usage = _usage(getattr(reply, "usage", None))
-                cost = self.prices.cost(model, usage)
-                self.meter.add(cost)
-                return CallResult(content, usage, str(getattr(reply, "model", model) or model),
-                                  cost, attempt)
+            except anthropic.AnthropicError as exc:  # the SDK refusing, e.g. no results_url
+                raise ApiFailure(redact(f"API error ({type(exc).__name__}) {what}: {exc}")
+                                 ) from None
             if attempt >= self.max_retries:
                 raise ApiFailure(f"{reason}; gave up after {attempt + 1} tries")
             attempt += 1
@@ -182,9 +210,9 @@ def _usage(raw: Any) -> dict[str, int]:
     return out
 
 
-def _describe(exc: Exception, model: str) -> str:
+def _describe(exc: Exception, what: str) -> str:
     status = getattr(exc, "status_code", None)
     kind = type(exc).__name__
     message = getattr(exc, "message", None) or str(exc)
     head = f"API error {status} ({kind})" if status else f"API error ({kind})"
-    return redact(f"{head} calling {model}: {message}")
+    return redact(f"{head} {what}: {message}")

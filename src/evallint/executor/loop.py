@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from evallint.executor.cases import Case
-from evallint.executor.client import MessagesClient
+from evallint.executor.client import CallResult
 from evallint.executor.extract import extract_answer, reply_text
 from evallint.executor.plan import Plan
 from evallint.executor.prices import CostBook
@@ -36,17 +36,29 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class Transport(Protocol):
+    """Where the loop's calls go: the Messages API one by one (MessagesClient) or in waves of
+    message batches (BatchTransport). The loop cannot tell them apart."""
+
+    @property
+    def accepts_temperature(self) -> bool: ...
+
+    async def create_message(self, *, model: str, system: str, messages: list[dict[str, Any]],
+                             max_tokens: int, temperature: float | None,
+                             tag: str = "") -> CallResult: ...
+
+
 @dataclass
 class Runtime:
     """What every case shares: the plan, the API client, the run id, contamination sentinels."""
 
     plan: Plan
-    client: MessagesClient
+    client: Transport
     run_id: str
     sentinels: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def build(cls, plan: Plan, client: MessagesClient, run_id: str) -> Runtime:
+    def build(cls, plan: Plan, client: Transport, run_id: str) -> Runtime:
         sentinels: list[tuple[str, str]] = []
         if plan.generator is not None:
             sentinels += [(ln, "the generator's system prompt")
@@ -68,17 +80,18 @@ def _long_lines(text: str) -> list[str]:
             and "{{" not in ln and "{%" not in ln]
 
 
-async def evaluate(rt: Runtime, case_input: Any, answer: str, costs: CostBook
-                   ) -> tuple[Verdict | None, str | None]:
+async def evaluate(rt: Runtime, case_input: Any, answer: str, costs: CostBook,
+                   attempt: int = 1) -> tuple[Verdict | None, str | None]:
     """Ask the judge; an invalid reply is retried once, then returned as a parse error."""
     ev = rt.plan.evaluator
     rendered = rt.plan.render_evaluator(case_input, answer)
     messages: list[dict[str, Any]] = [{"role": "user", "content": rendered.user}]
     error = "no reply"
-    for _ in range(2):
+    for ask in range(2):
         res = await rt.client.create_message(model=ev.model, system=rendered.system,
                                              messages=messages, max_tokens=ev.max_tokens,
-                                             temperature=ev.temperature)
+                                             temperature=ev.temperature,
+                                             tag=f"e{attempt}" + (f"r{ask}" if ask else ""))
         costs.add("evaluator", ev.model, res.usage, res.cost_usd)
         text, _ = reply_text(res.content)
         try:
@@ -106,51 +119,59 @@ def stop_reason(history: list[dict[str, Any]], window: int, min_gain: float) -> 
     return None
 
 
-async def run_case(rt: Runtime, case: Case) -> dict[str, Any]:
-    """Run one case to a stop and return its eval-result record (not yet written)."""
+async def run_attempt(rt: Runtime, case: Case, n: int, previous: dict[str, Any] | None,
+                      costs: CostBook) -> dict[str, Any]:
+    """One attempt: generate (with the previous answer and its feedback on a retry), extract,
+    rule checks, evaluate. The step both modes run; only ``rt.client`` differs."""
     spec, gen = rt.plan.spec, rt.plan.generator
     assert gen is not None
-    costs = CostBook()
     first = rt.plan.render_generator(case.input)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": first.user}]
+    if previous is not None and previous.get("feedback") is not None:
+        messages += [
+            {"role": "assistant", "content": previous["output"].strip() or "(no answer)"},
+            {"role": "user", "content": REFINE.format(feedback=previous["feedback"])},
+        ]
+    res = await rt.client.create_message(model=gen.model, system=first.system,
+                                         messages=messages, max_tokens=gen.max_tokens,
+                                         temperature=gen.temperature, tag=f"g{n}")
+    costs.add("generator", gen.model, res.usage, res.cost_usd)
+    extracted = extract_answer(res.content, spec.extract)
+    attempt: dict[str, Any] = {
+        "attempt": n, "output": extracted.answer, "extraction": extracted.how,
+        "thinking_blocks_dropped": extracted.dropped_thinking_blocks,
+    }
+    failures = run_checks(extracted.answer, spec.checks)
+    if failures:
+        attempt.update(score=0.0, passed=False, feedback="The answer failed automatic "
+                       "checks: " + "; ".join(failures), rubric_scores={},
+                       failure_category="rule_check", suggested_fix=None,
+                       rule_check_failures=failures)
+        return attempt
+    verdict, error = await evaluate(rt, case.input, extracted.answer, costs, n)
+    if verdict is None:
+        attempt.update(score=None, passed=False, feedback=None, rubric_scores={},
+                       failure_category="evaluator_parse_error", suggested_fix=None,
+                       parse_error=error)
+    else:
+        attempt.update(score=verdict.score, passed=passes(verdict.score, spec.pass_threshold),
+                       llm_score=verdict.llm_score, llm_pass=verdict.llm_pass,
+                       feedback=verdict.feedback, rubric_scores=verdict.rubric_scores,
+                       failure_category=verdict.failure_category,
+                       suggested_fix=verdict.suggested_fix)
+    return attempt
+
+
+async def run_case(rt: Runtime, case: Case) -> dict[str, Any]:
+    """Run one case to a stop and return its eval-result record (not yet written)."""
+    spec = rt.plan.spec
+    costs = CostBook()
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
     reason = "max_attempts"
     previous: dict[str, Any] | None = None
     for n in range(1, spec.max_attempts + 1):
-        messages: list[dict[str, Any]] = [{"role": "user", "content": first.user}]
-        if previous is not None and previous.get("feedback") is not None:
-            messages += [
-                {"role": "assistant", "content": previous["output"].strip() or "(no answer)"},
-                {"role": "user", "content": REFINE.format(feedback=previous["feedback"])},
-            ]
-        res = await rt.client.create_message(model=gen.model, system=first.system,
-                                             messages=messages, max_tokens=gen.max_tokens,
-                                             temperature=gen.temperature)
-        costs.add("generator", gen.model, res.usage, res.cost_usd)
-        extracted = extract_answer(res.content, spec.extract)
-        attempt: dict[str, Any] = {
-            "attempt": n, "output": extracted.answer, "extraction": extracted.how,
-            "thinking_blocks_dropped": extracted.dropped_thinking_blocks,
-        }
-        failures = run_checks(extracted.answer, spec.checks)
-        if failures:
-            attempt.update(score=0.0, passed=False, feedback="The answer failed automatic "
-                           "checks: " + "; ".join(failures), rubric_scores={},
-                           failure_category="rule_check", suggested_fix=None,
-                           rule_check_failures=failures)
-        else:
-            verdict, error = await evaluate(rt, case.input, extracted.answer, costs)
-            if verdict is None:
-                attempt.update(score=None, passed=False, feedback=None, rubric_scores={},
-                               failure_category="evaluator_parse_error", suggested_fix=None,
-                               parse_error=error)
-            else:
-                attempt.update(score=verdict.score, passed=passes(verdict.score,
-                                                                   spec.pass_threshold),
-                               llm_score=verdict.llm_score, llm_pass=verdict.llm_pass,
-                               feedback=verdict.feedback, rubric_scores=verdict.rubric_scores,
-                               failure_category=verdict.failure_category,
-                               suggested_fix=verdict.suggested_fix)
+        attempt = await run_attempt(rt, case, n, previous, costs)
         history.append(attempt)
         if attempt["score"] is not None and (best is None or attempt["score"] > best["score"]):
             best = attempt

@@ -16,6 +16,8 @@ from evallint.registry import rules_dir
 
 CACHE_WRITE = 1.25
 CACHE_READ = 0.10
+# The Message Batches API bills every token at half the standard price.
+BATCH_DISCOUNT = 0.50
 
 
 def shipped_prices() -> dict[str, dict[str, float]]:
@@ -46,12 +48,14 @@ class PriceTable:
         best = max((k for k in self.rows if name.startswith(k.lower())), key=len, default=None)
         return self.rows[best] if best is not None else None
 
-    def cost(self, model: str, usage: dict[str, int]) -> float | None:
-        """USD for one call, or None for a model with no price."""
+    def cost(self, model: str, usage: dict[str, int], *, batch: bool = False) -> float | None:
+        """USD for one call (a Message Batches result at the batch price), or None for a
+        model with no price."""
         row = self.row(model)
         if row is None:
             return None
-        per_in, per_out = row["input"] / 1e6, row["output"] / 1e6
+        scale = BATCH_DISCOUNT if batch else 1.0
+        per_in, per_out = row["input"] / 1e6 * scale, row["output"] / 1e6 * scale
         return round(
             usage.get("input_tokens", 0) * per_in
             + usage.get("cache_creation_input_tokens", 0) * per_in * CACHE_WRITE

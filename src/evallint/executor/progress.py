@@ -1,23 +1,67 @@
-"""Progress on stderr: a redrawn bar on a terminal, one plain line per case elsewhere (CI logs)."""
+"""Progress on stderr: a redrawn bar on a terminal, one plain line per case elsewhere (CI logs).
+
+Both show done/total, the pass rate of the cases finished in this run, the spend so far and an
+ETA. The ETA is this run's average time per case times the cases left, so resumed cases (which
+took no time now) do not make it look faster than it is.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
+
+
+def format_eta(seconds: float | None) -> str:
+    """``1h02m``, ``3m05s``, ``42s``; ``--`` when it cannot be estimated yet."""
+    if seconds is None or seconds != seconds or seconds < 0:
+        return "--"
+    s = round(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
 
 
 class Progress:
     def __init__(self, total: int, done: int, *, quiet: bool = False,
-                 stream: TextIO | None = None) -> None:
+                 stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream or sys.stderr
         self.total = total
         self.done = done
+        self.resumed = done
         self.passed = 0
         self.cost = 0.0
         self.quiet = quiet
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.started = time.monotonic()
+        self.clock = clock
+        self.started = clock()
+
+    @property
+    def done_now(self) -> int:
+        """Cases finished by this run (not counting resumed ones)."""
+        return self.done - self.resumed
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.done_now if self.done_now else None
+
+    def eta(self) -> float | None:
+        """Seconds left at this run's pace, or None before the first case finishes."""
+        if not self.done_now:
+            return None
+        per_case = (self.clock() - self.started) / self.done_now
+        return per_case * max(self.total - self.done, 0)
+
+    def status(self) -> str:
+        """``12/40  pass 75.0%  $0.0123  eta 1m05s``: the part both displays share."""
+        rate = self.pass_rate
+        shown = f"{rate:.1%}" if rate is not None else "--"
+        return (f"{self.done}/{self.total}  pass {shown}  ${self.cost:.4f}  "
+                f"eta {format_eta(self.eta())}")
 
     def note(self, message: str) -> None:
         """A status line (not suppressed by --quiet only when it matters: callers decide)."""
@@ -29,29 +73,28 @@ class Progress:
     def case_done(self, record: dict[str, Any]) -> None:
         self.done += 1
         self.passed += bool(record.get("pass"))
-        self.cost += record.get("total_cost_usd") or 0.0
+        cost = record.get("total_cost_usd")
+        self.cost += cost if isinstance(cost, int | float) else 0.0
         if self.quiet:
             return
         if self.tty:
             width = 30
-            filled = int(width * self.done / self.total) if self.total else width
+            filled = min(int(width * self.done / self.total), width) if self.total else width
             bar = "#" * filled + "." * (width - filled)
-            elapsed = time.monotonic() - self.started
-            self.stream.write(f"\r[{bar}] {self.done}/{self.total}  pass {self.passed}  "
-                              f"${self.cost:.4f}  {elapsed:5.1f}s")
+            self.stream.write(f"\r\033[K[{bar}] {self.status()}")
             self.stream.flush()
             return
         score = record.get("score")
         shown = f"{score:.3f}" if isinstance(score, int | float) else "n/a"
-        print(f"evallint run: [{self.done}/{self.total}] {record['case_id']}: "
+        print(f"evallint run: [{self.status()}] {record.get('case_id')}: "
               f"{record.get('status')} score {shown} attempts {record.get('attempts')}",
               file=self.stream, flush=True)
 
     def _clear(self) -> None:
-        if self.tty and self.done:
+        if self.tty and self.done_now:
             self.stream.write("\r\033[K")
 
     def finish(self) -> None:
-        if self.tty and not self.quiet:
+        if self.tty and not self.quiet and self.done_now:
             self.stream.write("\n")
             self.stream.flush()

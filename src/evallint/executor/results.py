@@ -68,7 +68,8 @@ class ResultsStore:
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        self.finished.add(str(record["case_id"]))
+        # ``finished`` stays the set read at start: case ids are unique in the cases file, and
+        # a set that grew with every record would make memory grow with the number of cases.
 
     def close(self) -> None:
         if self._fh is not None:
@@ -84,7 +85,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # nesting too deep is not a record either
                 raise SpecError("results file has a line that is not JSON (edited by hand?)",
                                 str(path), n) from None
             if not isinstance(record, dict) or "case_id" not in record:

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evallint.executor.batch import batches, judge_batch, sample_ids
+from evallint.executor.batches import CURRENT_CASE, BatchLedger, BatchTransport, ledger_path
 from evallint.executor.cases import Case, iter_cases, validate_cases
 from evallint.executor.client import CostMeter, MessagesClient, api_key_from_env
-from evallint.executor.errors import ApiFailure, CostCapReached
+from evallint.executor.errors import ApiFailure, CostCapReached, RunError
 from evallint.executor.loop import Runtime, run_case
 from evallint.executor.plan import OUTPUT_PLACEHOLDER, Plan, make_plan
 from evallint.executor.prices import PriceTable
@@ -35,6 +36,9 @@ class RunOptions:
     quiet: bool = False
     base_url: str | None = None  # None: the SDK reads ANTHROPIC_BASE_URL
     stream: TextIO | None = None
+    fail_under: float | None = None
+    batch: bool = False  # --batch: the Message Batches API (same as mode: batch)
+    batch_poll_s: float = 1.0  # first wait between polls of a message batch (then backoff)
 
 
 @dataclass
@@ -60,7 +64,15 @@ def apply_options(spec: LoopSpec, opts: RunOptions) -> LoopSpec:
         changes["max_cost_usd"] = opts.max_cost_usd
     if opts.results is not None:
         changes["results"] = opts.results
-    return dataclasses.replace(spec, **changes) if changes else spec
+    if opts.fail_under is not None:
+        changes["fail_under"] = opts.fail_under
+    if opts.batch:
+        changes["mode"] = "batch"
+    out = dataclasses.replace(spec, **changes) if changes else spec
+    if out.mode == "batch" and out.judge is not None:
+        raise RunError("--batch runs the refine loop (generator and evaluator); the batched "
+                       "judge mode already groups its calls")
+    return out
 
 
 def dry_run(plan: Plan) -> str:
@@ -79,11 +91,13 @@ def dry_run(plan: Plan) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _pending(spec: LoopSpec, finished: set[str], chosen: set[str] | None) -> Iterator[Case]:
-    for _, case in iter_cases(spec.cases, need_output=spec.batch_mode):
+def _pending(spec: LoopSpec, finished: set[str], chosen: set[str] | None
+             ) -> Iterator[tuple[int, Case]]:
+    """The unfinished cases with their line in the cases file, streamed."""
+    for line, case in iter_cases(spec.cases, need_output=spec.batch_mode):
         if case.id in finished or (chosen is not None and case.id not in chosen):
             continue
-        yield case
+        yield line, case
 
 
 async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = None
@@ -115,21 +129,35 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
         progress.note("temperature is not sent: the installed anthropic SDK's Messages API has "
                       "no temperature parameter")
     run_id = uuid.uuid4().hex[:12]
-    rt = Runtime.build(plan, client, run_id)
+    transport = None
+    if spec.mode == "batch":
+        ledger = BatchLedger(ledger_path(spec.results))
+        if not opts.resume and ledger.path.exists():
+            ledger.path.unlink()  # a fresh run: the old batches answer nothing it will ask
+        found = ledger.load(store.finished)
+        if found:
+            progress.note(f"picking up {found} submitted message batch(es) from {ledger.path}")
+        transport = BatchTransport(client, ledger, poll_s=opts.batch_poll_s,
+                                   note=progress.note)
+    rt = Runtime.build(plan, transport or client, run_id)
     outcome = RunOutcome(total=total, finished=done_before, skipped=done_before,
                          summary_path=None)
     try:
-        await _work(rt, store, progress, outcome, _pending(spec, store.finished, chosen))
+        await _work(rt, store, progress, outcome, _pending(spec, store.finished, chosen),
+                    transport)
     finally:
         store.close()
         progress.finish()
+        if transport is not None:
+            await transport.close()
         if own_client:
             await client.close()
     outcome.summary_path = write_summary(spec.results, {
         "complete": outcome.complete, "cases_total": total,
         "cases_remaining": total - outcome.finished, "stopped": outcome.stopped,
         "spec": str(spec.path), "last_run_id": run_id,
-        "retries": client.retries_total,
+        "retries": client.retries_total, "mode": spec.mode,
+        **({"batches": dataclasses.asdict(transport.stats)} if transport is not None else {}),
     })
     import json
 
@@ -138,17 +166,34 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
 
 
 async def _work(rt: Runtime, store: ResultsStore, progress: Progress, outcome: RunOutcome,
-                cases: Iterator[Case]) -> None:
+                cases: Iterator[tuple[int, Case]], transport: BatchTransport | None = None
+                ) -> None:
+    """Workers take cases until none are left. In batch mode there is one worker per case in
+    flight (``batch_cases``) and each tells the transport when it has no more work, so a wave
+    is sent as soon as every remaining worker waits on it."""
     spec = rt.plan.spec
     units: Iterator[tuple[int, list[Case]]]
     if spec.judge is not None:
-        units = enumerate(batches(cases, spec.judge.batch_size), start=1)
+        units = enumerate(batches((c for _, c in cases), spec.judge.batch_size), start=1)
     else:
-        units = ((0, [c]) for c in cases)
+        units = ((line, [c]) for line, c in cases)
     stop = asyncio.Event()
     capped: list[CostCapReached] = []
 
     async def worker() -> None:
+        if transport is not None:
+            transport.enter()
+        try:
+            await take_cases()
+        except BaseException:
+            if transport is not None:  # the run stops: no further wave is worth paying for
+                transport.halted = True
+            raise
+        finally:
+            if transport is not None:
+                transport.leave()
+
+    async def take_cases() -> None:
         while not stop.is_set():
             try:
                 number, unit = next(units)
@@ -158,6 +203,7 @@ async def _work(rt: Runtime, store: ResultsStore, progress: Progress, outcome: R
                 if spec.judge is not None:
                     records = await judge_batch(rt, unit, number)
                 else:
+                    CURRENT_CASE.set((number, unit[0].id))
                     records = [await run_case(rt, unit[0])]
             except CostCapReached as exc:  # in-flight cases stop at their next call
                 capped.append(exc)
@@ -168,7 +214,8 @@ async def _work(rt: Runtime, store: ResultsStore, progress: Progress, outcome: R
                 outcome.finished += 1
                 progress.case_done(record)
 
-    workers = [asyncio.create_task(worker()) for _ in range(spec.concurrency)]
+    count = spec.batch_cases if transport is not None else spec.concurrency
+    workers = [asyncio.create_task(worker()) for _ in range(count)]
     try:
         done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
         failed = [t.exception() for t in done if t.exception() is not None]

@@ -96,6 +96,9 @@ class LoopSpec:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_retries: int = 6
     timeout_s: float = 120.0
+    fail_under: float | None = None  # CI gate: exit 1 when the final pass rate is below it
+    mode: str = "direct"  # direct | batch (the Message Batches API)
+    batch_cases: int = 1000  # batch mode: cases in flight, so requests per wave
 
     @property
     def batch_mode(self) -> bool:
@@ -112,6 +115,7 @@ _TOP = {
     "max_attempts", "cases",
     "results", "rubric", "convergence", "concurrency", "max_cost_usd", "extract", "checks",
     "prices", "max_retries", "timeout_s",
+    "fail_under", "mode", "batch_cases",
 }
 _ROLE = {"prompt", "model", "temperature", "max_tokens"}
 _JUDGE = _ROLE | {"batch_size", "sample", "seed", "stratify_by", "max_reasks"}
@@ -177,6 +181,9 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
         prices=_prices(doc, data.get("prices")),
         max_retries=_int(doc, data.get("max_retries", 6), "max_retries", lo=0, hi=20),
         timeout_s=_number(doc, data.get("timeout_s", 120.0), "timeout_s"),
+        fail_under=_fail_under(doc, data.get("fail_under")),
+        mode=_mode(doc, data.get("mode", "direct"), judge is not None),
+        batch_cases=_int(doc, data.get("batch_cases", 1000), "batch_cases", lo=1, hi=100_000),
     )
     if spec.cases.resolve() == spec.results.resolve():
         raise doc.error("results must not be the cases file", "results")
@@ -340,6 +347,23 @@ def _prices(doc: Located, raw: Any) -> dict[str, dict[str, float]]:
                             "tokens)", "prices", model)
         out[str(model)] = {k: _number(doc, v, "prices", model, k) for k, v in row.items()}
     return out
+
+
+def _fail_under(doc: Located, raw: Any) -> float | None:
+    value = _opt_number(doc, raw, "fail_under")
+    if value is not None and not 0 <= value <= 1:
+        raise doc.error("fail_under is a pass rate between 0 and 1", "fail_under")
+    return value
+
+
+def _mode(doc: Located, raw: Any, judge: bool) -> str:
+    mode = _string(doc, raw, "mode")
+    if mode not in ("direct", "batch"):
+        raise doc.error("mode must be 'direct' or 'batch' (the Message Batches API)", "mode")
+    if mode == "batch" and judge:
+        raise doc.error("mode: batch runs the refine loop (generator and evaluator); the "
+                        "batched judge mode already groups its calls", "mode")
+    return mode
 
 
 # ---------------------------------------------------------------------------- scalars
