@@ -577,6 +577,10 @@ class Interp:
         prev = an.summaries.get((mod.path, fn.name))
         self.prev_n = prev.n_llm if prev else 0
         self.returns: set[L] = set()
+        # per element of the tuples returned (None: some return is not a tuple display)
+        self.ret_elts: list[set[L]] | None = []
+        # calls of helpers that return tuples: what each element holds (see ``elements``)
+        self.call_elts: dict[int, tuple[frozenset[L], ...]] = {}
         self.slots: dict[int, set[str]] = {}
         self.sinks: dict[int, set[str]] = {}
         self.called: set[str] = set()
@@ -617,6 +621,8 @@ class Interp:
         if self.meta and not self.own_configured:  # its name says generator, its prompt not
             s.role, s.role_evidence = Role.UNKNOWN, ()
         s.returns = frozenset(self.returns)
+        if self.ret_elts:
+            s.return_elts = tuple(frozenset(e) for e in self.ret_elts)
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
         s.called_roles = frozenset(self.called)
@@ -648,6 +654,7 @@ class Interp:
             if self.opens or self.handles:
                 self.note_handles(step)
             ref = self.local_ref(step.value.ref)
+            per = self.elements(step.value, len(step.targets)) if step.unpack else None
             if self.fed and any(set(name_tokens(t.rsplit(".", 1)[-1])) & VERDICT_TOKENS
                                 for t in step.targets):
                 self.note_verdict(value, f"is stored as `{step.targets[0]}`", step.pos)
@@ -658,7 +665,7 @@ class Interp:
                     self.labels[t] = self.labels.get(t, frozenset()) | value
                     self.refs.pop(t, None)
                 else:
-                    self.labels[t] = value
+                    self.labels[t] = per[step.targets.index(t)] if per is not None else value
                     self._drop_children(t)
                     if ref is not None and len(step.targets) == 1:
                         self.refs[t] = ref
@@ -669,6 +676,7 @@ class Interp:
         elif isinstance(step, Return):
             value = self.eval(step.value)
             self.returns |= value
+            self.note_return_elts(step.value)
             self.check_last_not_best(step, value)
         elif isinstance(step, If):
             test = self.eval(step.test)
@@ -687,6 +695,34 @@ class Interp:
             self.loop(step)
         elif isinstance(step, Exit):
             pass
+
+    def elements(self, val: Val, n: int) -> list[frozenset[L]] | None:
+        """What each of ``n`` unpacked elements holds, once ``val`` was evaluated: a tuple
+        display element by element, or a helper call whose returns are tuples of ``n``.
+        None when not known: then every target takes the whole value."""
+        if len(val.elts) == n:
+            return [self.peek(e) for e in val.elts]
+        if len(val.calls) == 1 and not val.names:
+            found = self.call_elts.get(val.calls[0])
+            if found is not None and len(found) == n:
+                return list(found)
+        return None
+
+    def note_return_elts(self, val: Val) -> None:
+        """Keep the returned tuple's elements apart while every return is a tuple of one
+        size; ``return`` / ``return None`` add nothing and do not spoil it."""
+        if self.ret_elts is None or val == Val():
+            return
+        found = self.call_elts.get(val.calls[0]) if len(val.calls) == 1 else None
+        size = len(val.elts) or (len(found) if found is not None else 0)
+        per = self.elements(val, size) if size else None
+        if per is None or (self.ret_elts and len(per) != len(self.ret_elts)):
+            self.ret_elts = None
+            return
+        if not self.ret_elts:
+            self.ret_elts = [set() for _ in per]
+        for acc, labels in zip(self.ret_elts, per, strict=True):
+            acc |= labels
 
     def note_open(self, c: CallIR) -> None:
         self.touched = True
@@ -1558,7 +1594,10 @@ class Interp:
                     ev.append(c.pos)
                 if "generator" in s.called_roles and not s.llm:
                     gen.append(c.pos)
-        return self.returned(s, by_param, role, origin, c)
+        if s.return_elts:
+            self.call_elts[c.id] = tuple(self.returned(s, e, by_param, role, origin)
+                                         for e in s.return_elts)
+        return self.returned(s, s.returns, by_param, role, origin)
 
     def helper_model(self, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
         m = s.model
@@ -1569,10 +1608,12 @@ class Interp:
             return m.default, m.default_where
         return m.fixed, m.fixed_where
 
-    def returned(self, s: Summary, by_param: dict[int, frozenset[L]], role: Role,
-                 origin: Origin | None, c: CallIR) -> frozenset[L]:
+    def returned(self, s: Summary, labels: frozenset[L], by_param: dict[int, frozenset[L]],
+                 role: Role, origin: Origin | None) -> frozenset[L]:
+        """The caller's view of ``labels`` a helper returns: parameters replaced by the
+        arguments, LLM outputs re-rooted at this call site with the role it has here."""
         out: set[L] = set()
-        for lb in s.returns:
+        for lb in labels:
             if lb.kind == "param":
                 out |= by_param.get(lb.idx, frozenset())
             elif lb.kind == "psan":
@@ -1589,6 +1630,8 @@ class Interp:
                 o = Origin(origin.path, origin.pos, origin.what, origin.key,
                            tuple(dict.fromkeys(origin.reasoning + inner_r)), lb.origin)
                 out.add(L(kind, o, flag=lb.flag or (kind == "judge" and s.structured)))
+            elif lb.kind == "genctx" and role is Role.EVALUATOR and origin is not None:
+                continue  # the history of the helper's own call: here that is the judge's
             else:
                 out.add(lb)
         return frozenset(out)

@@ -181,7 +181,9 @@ class Builder:
                     self.record_constant(t, node.value, value, cls, fn)
                 self.init_attr(t, value, fn)
             self._note_names(targets, fn)
-            out.append(Assign(tuple(targets), value, self.pos(node), weak=weak))
+            unpack = len(node.targets) == 1 and _flat_tuple(node.targets[0])
+            out.append(Assign(tuple(targets), value, self.pos(node), weak=weak,
+                              unpack=unpack))
         elif isinstance(node, ast.AnnAssign):
             if node.value is None:
                 return
@@ -493,8 +495,10 @@ class Builder:
             tools = [el.id for el in bare if isinstance(el, ast.Name)]
             tools += [v.text for v in items if v.text is not None]
             m = merge(items)
+            elts = tuple(items) if isinstance(node, ast.Tuple) and 2 <= len(items) <= 8 and \
+                not any(isinstance(el, ast.Starred) for el in node.elts) else ()
             return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                       m.compares, False, m.chained, m.scored)
+                       m.compares, False, m.chained, m.scored, elts=elts)
         if isinstance(node, ast.Dict):
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
@@ -623,6 +627,13 @@ class Builder:
 
 
 _TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def _flat_tuple(target: ast.expr) -> bool:
+    """``a, b = ...`` or ``self.x, y = ...``: one plain name or attribute per element, so each
+    target can take its own element's value."""
+    return isinstance(target, (ast.Tuple, ast.List)) and 2 <= len(target.elts) <= 8 and all(
+        isinstance(el, (ast.Name, ast.Attribute)) for el in target.elts)
 
 
 def _str_const(node: ast.expr | None) -> str | None:

@@ -51,6 +51,9 @@ class Val:
     chained: bool = False  # a range check such as ``0 <= x <= 10``
     scored: bool = False
     boolean: bool = False
+    # A tuple display ``(a, b)``: each element's value, so ``return text, history`` and
+    # ``x, y = a, b`` keep the history apart from the text (empty for anything else).
+    elts: tuple[Val, ...] = ()
 
 
 EMPTY = Val()
@@ -81,13 +84,15 @@ class CallIR:
 @dataclass(slots=True)
 class Assign:
     """``targets = value`` (tuple unpacking gives several targets; ``aug`` for ``+=``;
-    ``weak`` when the target is an element, such as ``d[k] = v``, so old values remain)."""
+    ``weak`` when the target is an element, such as ``d[k] = v``, so old values remain;
+    ``unpack`` when the targets are one flat tuple, ``a, b = ...``, one name per element)."""
 
     targets: tuple[str, ...]
     value: Val
     pos: Pos
     aug: bool = False
     weak: bool = False
+    unpack: bool = False
 
 
 @dataclass(slots=True)

@@ -74,12 +74,15 @@ class Summary:
     structured: bool = False
     n_llm: int = 0
     pos: Pos | None = None
+    # Every return is a tuple display of this many elements: what each element holds, so the
+    # caller's ``text, history = f()`` keeps them apart (empty: not known element-wise).
+    return_elts: tuple[frozenset[L], ...] = ()
 
     def signature(self) -> tuple[object, ...]:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
                 tuple(sorted(self.sinks.items())), self.model.param, self.model.default,
                 self.model.fixed, self.reasoning, self.called_roles, self.structured,
-                self.n_llm)
+                self.n_llm, self.return_elts)
 
 
 @dataclass
