@@ -20,6 +20,7 @@ from typing import Any
 
 from evallint.config import Config
 from evallint.facts import Pos
+from evallint.pyflow import frameworks
 from evallint.pyflow.ir import (
     Assign,
     CallIR,
@@ -180,6 +181,9 @@ def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
 
 _EMPTY_SUMMARY = Summary()
 _PLAIN = frozenset({"param", "psan"})  # labels that are only symbolic parameters
+# methods of an object that may be a chat model or a framework object (``self.agent.run``)
+_CHAT_METHODS = (CHAT_INVOKE | CHAT_BIND | frameworks.FRAMEWORK_METHODS
+                 | frameworks.HISTORY_METHODS)
 
 
 class Analysis:
@@ -216,6 +220,12 @@ class Analysis:
         # LLM calls that read their own earlier output (a model refining its own work)
         self.self_fed: set[tuple[str, str, int]] = set()
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
+        # framework objects (constructor key) that run an LLM, and their runs (call key ->
+        # framework): see :mod:`evallint.pyflow.frameworks`
+        self.fw_objects: dict[tuple[str, str, int], frameworks.FrameworkObject] = {}
+        self.fw_runs: dict[tuple[str, str, int], str] = {}
+        # framework -> the model set for it as a whole (``dspy.configure(lm=...)``)
+        self.ambient: dict[str, tuple[str | None, str]] = {}
         self.result = Result()
 
     # ------------------------------------------------------------------ relevance
@@ -333,6 +343,10 @@ class Analysis:
                 interp = Interp(self, mod, fn, report=False)
                 out |= interp.chat_object(c, mod, fn, lambda v: self.resolve_ref(
                     v.ref if v is not None else None, mod, None))
+            elif qual and frameworks.object_kind(qual) and self.framework_name(qual, mod.path):
+                fw, kind = frameworks.object_kind(qual) or ("", "")
+                out |= frameworks.make_object(Interp(self, mod, fn, report=False), c, fw, kind,
+                                              mod.path, fn.name)
             elif short in CHAT_BIND:
                 base = c.func.rsplit(".", 1)[0]
                 inner = (self.static_chat_val(mod, fn, c.recv, depth + 1)
@@ -342,6 +356,11 @@ class Analysis:
                 if chats:
                     out |= Interp(self, mod, fn, report=False).chat_bound(c, chats, mod, fn)
         return frozenset(out)
+
+    def framework_name(self, qualified: str, near: str) -> bool:
+        """``agents.Agent`` names the SDK only when the project has no ``agents`` module of
+        its own (a local package of that name is not the OpenAI Agents SDK)."""
+        return self.tables.owner(qualified, near) is None
 
     def chat_schema_scored(self, mod: Module, vals: tuple[Val, ...]) -> bool:
         return schema_has_score(mod.facts.constants, vals)
@@ -371,7 +390,8 @@ class Analysis:
     def _epoch(self) -> tuple[int, int]:
         """The size of the project-wide state a function without LLM values reads (generator
         context names, chat objects); it only grows."""
-        return sum(len(v) for v in self.genctx.values()), len(self.chats)
+        return (sum(len(v) for v in self.genctx.values()),
+                len(self.chats) + len(self.ambient))
 
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
@@ -453,7 +473,11 @@ class Analysis:
                 else:
                     stack.pop()
                     order.append(node)
-        return order
+        # Module bodies first: they build the objects (a chat model, an agent) that functions
+        # read as globals, as importing the module does before any function runs; a body that
+        # calls its functions runs again when their summaries arrive.
+        return [k for k in order if k[1] == "<module>"] + [k for k in order
+                                                           if k[1] != "<module>"]
 
     @staticmethod
     def _static_callee(mod: Module, fn: FunctionIR, func: str) -> str | None:
@@ -902,10 +926,18 @@ class Interp:
         low = [r.lower() for r in rest]
         if self.fed and {t for r in low for t in name_tokens(r)} & VERDICT_TOKENS:
             self.note_verdict(labels, f"is read as `{'.'.join(rest)}`", self.cur)
+        if (self.an.fw_runs or self.an.fw_objects) and low[0] in frameworks.HISTORY_ATTRS:
+            found = frameworks.history(self, labels, rest[0], self.cur)
+            if found is not None:
+                return set(found)
         out: set[L] = set()
         meta = bool(METADATA_ATTRS & set(low)) and not (THINK_ATTRS & set(low))
         think = bool(THINK_ATTRS & set(low))
         for lb in labels:
+            field = frameworks.field_access(self, lb, rest[0]) if self.an.fw_runs else None
+            if field is not None:
+                out.add(field)
+                continue
             if lb.kind in ("llm", "gen", "judge") and meta:
                 continue
             if lb.kind in ("llm", "gen") and think and not lb.flag:
@@ -1011,6 +1043,9 @@ class Interp:
         if kind == "ext" and name.split(".")[0] == "litellm" and name.endswith("completion"):
             return "litellm"
         dotted = "." + c.func
+        if dotted.endswith(".models.generate_content") and c.kw("model") is not None and any(
+                v.startswith("google.genai") for v in self.mod.facts.imports.values()):
+            return "gemini"
         anth = any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS)
         oai = any(dotted.endswith("." + m) for m in OPENAI_METHODS)
         if not (anth or oai):
@@ -1032,6 +1067,19 @@ class Interp:
             return self.sdk_call(c, sdk, args, kws)
         if kind == "ext" and chat_ctor(name):
             return self.chat_object(c, self.mod, self.fn, self.model_of_val)
+        if kind == "ext" and self.an.framework_name(name, self.path):
+            fw = frameworks.object_kind(name)
+            if fw is not None:
+                return frameworks.make_object(self, c, fw[0], fw[1], self.path, self.fn.name)
+            conf = frameworks.is_configure(name)
+            if conf is not None:
+                frameworks.configure(self, conf, c)
+                return frozenset()
+            if name in frameworks.RUN_FUNCS and args:
+                chats = frameworks.framework_chats(self, args[0])
+                if chats:
+                    prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
+                    return frameworks.run_object(self, c, chats, c.args[0], prompts, inputs)
         if kind == "ext" and framework_evaluator(name):
             return self.framework_object(c, str(framework_evaluator(name)))
         if self.an.is_extractor(c.func):
@@ -1040,13 +1088,22 @@ class Interp:
             found = self.an.tables.function(name, self.path)
             if found is not None:
                 return self.user_call(c, found[0], found[1], args, kws)
+        if self.an.fw_objects and kind in ("method", "fn") and c.func and \
+                not c.func.startswith("<expr>"):  # a dspy module called like a function
+            chats = [lb for lb in frameworks.framework_chats(self, self.read(c.func))
+                     if lb.origin is not None
+                     and self.an.fw_objects[lb.origin.key].framework == "dspy"]
+            if chats:
+                prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
+                return frameworks.run_object(self, c, chats, Val(names=(c.func,)), prompts,
+                                             inputs)
         short = c.func.rsplit(".", 1)[-1]
         everything = frozenset().union(recv, *args, *kws.values())
         if self.an.is_extractor(c.func):
             return sanitize(everything)
         if kind == "method":
             return self.method_call(c, short, args, kws, recv)
-        if self.an.chats and short in CHAT_INVOKE | CHAT_BIND and "." in c.func and any(
+        if self.an.chats and short in _CHAT_METHODS and "." in c.func and any(
                 lb.kind == "chat" for lb in self.read(c.func.rsplit(".", 1)[0])):
             return self.method_call(c, short, args, kws, recv)  # self.llm, an imported llm
         full = name if kind == "ext" else c.func
@@ -1087,6 +1144,10 @@ class Interp:
             recv = recv | self.read(base)
         allargs = frozenset().union(*args, *kws.values())
         chats = [lb for lb in recv if lb.kind == "chat"]
+        if self.an.fw_objects or self.an.fw_runs:
+            out = self.framework_method(c, short, base, args, kws, recv)
+            if out is not None:
+                return out
         if chats and short in CHAT_INVOKE:
             return self.chat_call(c, chats, args, kws)
         if chats and short in CHAT_BIND:
@@ -1124,6 +1185,22 @@ class Interp:
             return frozenset()
         return recv | allargs | loaded
 
+    def framework_method(self, c: CallIR, short: str, base: str, args: list[frozenset[L]],
+                         kws: dict[str, frozenset[L]], recv: frozenset[L]
+                         ) -> frozenset[L] | None:
+        """``team.run(task=...)``, ``model.generate_content(...)``: a framework object's
+        run; ``result.to_input_list()``: its transcript. None for any other method."""
+        fw = frameworks.framework_chats(self, recv)
+        runnable = [lb for lb in fw if lb.origin is not None and short in frameworks.RUN_METHODS
+                    .get(self.an.fw_objects[lb.origin.key].framework, frozenset())]
+        if runnable:
+            prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
+            obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
+            return frameworks.run_object(self, c, runnable, obj, prompts, inputs)
+        if short in frameworks.HISTORY_METHODS:
+            return frameworks.history(self, recv, f"{base}.{short}()", c.pos)
+        return None
+
     # ------------------------------------------------------------------ LLM calls
 
     def sdk_call(self, c: CallIR, sdk: str, args: list[frozenset[L]],
@@ -1131,7 +1208,7 @@ class Interp:
         model_val = c.kw("model") or (c.args[0] if sdk == "litellm" and c.args else None)
         system_val = c.kw("system") or c.kw("instructions")
         prompt_vals = [v for k, v in c.kwargs if k in ("messages", "input", "prompt",
-                                                       "requests")]
+                                                       "requests", "contents")]
         if sdk == "litellm" and len(c.args) > 1:
             prompt_vals.append(c.args[1])
         role, evidence = self.role_of(c, None, model_val, system_val, prompt_vals)
