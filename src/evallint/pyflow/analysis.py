@@ -926,7 +926,8 @@ class Interp:
         low = [r.lower() for r in rest]
         if self.fed and {t for r in low for t in name_tokens(r)} & VERDICT_TOKENS:
             self.note_verdict(labels, f"is read as `{'.'.join(rest)}`", self.cur)
-        if (self.an.fw_runs or self.an.fw_objects) and low[0] in frameworks.HISTORY_ATTRS:
+        if (self.an.fw_runs or self.an.fw_objects) and len(low) == 1 and \
+                low[0] in frameworks.HISTORY_ATTRS:  # the transcript, not one message of it
             found = frameworks.history(self, labels, rest[0], self.cur)
             if found is not None:
                 return set(found)
@@ -1088,8 +1089,7 @@ class Interp:
             found = self.an.tables.function(name, self.path)
             if found is not None:
                 return self.user_call(c, found[0], found[1], args, kws)
-        if self.an.fw_objects and kind in ("method", "fn") and c.func and \
-                not c.func.startswith("<expr>"):  # a dspy module called like a function
+        if self.an.fw_objects and kind in ("method", "fn") and self.callable_object(c.func):
             chats = [lb for lb in frameworks.framework_chats(self, self.read(c.func))
                      if lb.origin is not None
                      and self.an.fw_objects[lb.origin.key].framework == "dspy"]
@@ -1185,6 +1185,15 @@ class Interp:
             return frozenset()
         return recv | allargs | loaded
 
+    def callable_object(self, func: str) -> bool:
+        """``qa(...)``, ``self.generate(...)``: a call of an object itself (a dspy module),
+        not of one of its methods (``qa.set_lm(...)``)."""
+        if not func or func.startswith("<expr>"):
+            return False
+        parts = func.split(".")
+        return len(parts) == 1 or (len(parts) == 2 and parts[0] in ("self", "cls")) or \
+            func in self.labels
+
     def framework_method(self, c: CallIR, short: str, base: str, args: list[frozenset[L]],
                          kws: dict[str, frozenset[L]], recv: frozenset[L]
                          ) -> frozenset[L] | None:
@@ -1199,6 +1208,9 @@ class Interp:
             return frameworks.run_object(self, c, runnable, obj, prompts, inputs)
         if short in frameworks.HISTORY_METHODS:
             return frameworks.history(self, recv, f"{base}.{short}()", c.pos)
+        if short == "set_lm" and fw and c.args:  # module.set_lm(lm): its own LM from now on
+            frameworks.set_lm(self, fw, c.args[0])
+            return frozenset()
         return None
 
     # ------------------------------------------------------------------ LLM calls
@@ -1744,7 +1756,8 @@ class Interp:
         self.sink_check(c, role, inputs, f"`{callee}()`")
         if self.report:
             reach = tuple(lb.origin for labels in inputs.values() for lb in labels
-                          if lb.kind in ("gen", "llm", "ans") and lb.origin is not None)
+                          if lb.origin is not None and (lb.kind in ("gen", "llm", "ans") or (
+                              lb.kind == "genctx" and lb.origin.key in self.an.fw_runs)))
             model_pos = c.pos
             self.an.result.calls.append(LLMCall(
                 self.path, self.fn.name, c.pos, callee, role, evidence, model, model_where,

@@ -100,6 +100,8 @@ class _Fn:
     validates: bool = False
     best: bool = False
     locals: set[str] = field(default_factory=set)
+    # ``with f(...):`` blocks: the id of the context call and the block's last line
+    withs: list[tuple[int, int]] = field(default_factory=list)
     # steps made while building an expression (a comprehension binds its targets): they run
     # before the statement that holds the expression
     pending: list[Step] = field(default_factory=list)
@@ -150,7 +152,7 @@ class Builder:
                 is_method: bool = False) -> FunctionIR:
         return FunctionIR(name=fn.name, params=params, body=body, calls=fn.calls, pos=pos,
                           is_method=is_method, cls=fn.cls, validates=fn.validates, best=fn.best,
-                          locals=frozenset(fn.locals))
+                          locals=frozenset(fn.locals), withs=tuple(fn.withs))
 
     def block(self, stmts: Sequence[ast.stmt], fn: _Fn, module_level: bool = False,
               cls: str | None = None) -> list[Step]:
@@ -336,6 +338,8 @@ class Builder:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 val = self.expr(item.context_expr, fn)
+                if isinstance(item.context_expr, ast.Call) and val.calls:
+                    fn.withs.append((val.calls[-1], self.end_line(node)))
                 if item.optional_vars is not None:
                     names, _ = self.target_names(item.optional_vars)
                     self._note_names(names, fn)

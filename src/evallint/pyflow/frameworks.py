@@ -180,13 +180,25 @@ def _model_in(it: Interp, val: Val) -> tuple[str | None, str]:
     found = it.model_of_val(val)
     if found[0] is not None:
         return found
-    for sc in it.calls_in(val):
+    for sc in [*it.calls_in(val), *_global_calls(it, val)]:
         inner = sc.kw("model") or sc.kw("model_name") or (sc.args[0] if sc.args else None)
         if inner is not None:
             found = it.model_of_val(inner)
             if found[0] is not None:
                 return found
     return None, ""
+
+
+def _global_calls(it: Interp, val: Val) -> list[CallIR]:
+    """The calls a module-level name read in ``val`` was built with (``lm = dspy.LM(...)``)."""
+    facts = it.mod.facts
+    out: list[CallIR] = []
+    for n in val.names:
+        const = facts.constants.get(n)
+        owner = facts.functions.get(facts.owners.get(n, ""))
+        if const is not None and owner is not None:
+            out.extend(owner.calls[cid] for cid in const.calls if cid < len(owner.calls))
+    return out
 
 
 def _describe(it: Interp, c: CallIR, framework: str, kind: str) -> FrameworkObject:
@@ -239,6 +251,33 @@ def configure(it: Interp, framework: str, c: CallIR) -> None:
                                            f"model at {at}")
 
 
+def set_lm(it: Interp, chats: list[L], lm: Val) -> None:
+    """``module.set_lm(lm)``: that dspy module runs on its own LM, not the configured one."""
+    model = _model_in(it, lm)
+    if model[0] is None:
+        return
+    for lb in chats:
+        if lb.origin is not None and it.an.fw_objects[lb.origin.key].framework == "dspy":
+            it.an.chats[lb.origin.key] = (model[0], f"{model[1] + ', ' if model[1] else ''}set "
+                                          f"with `set_lm()` at {where(it.path, it.cur)}")
+
+
+def _dspy_context(it: Interp, run: CallIR) -> tuple[str | None, str] | None:
+    """``with dspy.context(lm=...):`` around the run: it uses that LM."""
+    for cid, end in it.fn.withs:
+        c = it.fn.calls[cid]
+        if not (c.pos.cell == run.pos.cell and c.pos.line <= run.pos.line <= end):
+            continue
+        root = c.func.split(".")[0]
+        target = it.mod.facts.imports.get(root, "")
+        if f"{target}{c.func[len(root):]}" == "dspy.context" and c.kw("lm") is not None:
+            found = _model_in(it, c.kw("lm") or Val())
+            if found[0] is not None:
+                return found[0], (f"{found[1] + ', ' if found[1] else ''}set with "
+                                  f"`dspy.context()` at {where(it.path, c.pos)}")
+    return None
+
+
 # ---------------------------------------------------------------- runs
 
 
@@ -269,7 +308,9 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
         found = _model_in(it, run_cfg)
         if found[0] is not None and model == AGENTS_SDK_DEFAULT:
             model, model_where = found
-    if model is None and info.framework in an.ambient:
+    if model is None and info.framework == "dspy":
+        model, model_where = _dspy_context(it, c) or an.ambient.get("dspy", (None, ""))
+    elif model is None and info.framework in an.ambient:
         model, model_where = an.ambient[info.framework]
     names = [n for n in (obj_val.names if obj_val is not None else ())]
     if info.name:

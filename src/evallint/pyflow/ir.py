@@ -164,6 +164,8 @@ class FunctionIR:
     validates: bool = False  # validation evidence: *validate*(), isinstance, range check, clamp
     best: bool = False  # keeps a best candidate: a name with the token "best", max/sorted(key=)
     locals: frozenset[str] = frozenset()
+    # ``with`` blocks over a call (``with dspy.context(lm=...):``): (call id, last line)
+    withs: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
