@@ -560,6 +560,9 @@ class Analysis:
                                               else cls, depth + 1)
                 if value is not None:
                     return value, f"{cand} = {how}" if how else cand
+                value, how = self.init_default(val.ref, mod, cand, depth)
+                if value is not None:
+                    return value, how
         root, _, rest = path.partition(".")
         target = mod.facts.imports.get(root)
         if target:
@@ -572,6 +575,24 @@ class Analysis:
                 if value is not None:
                     return value, f"{name} in {PurePosixPath(other.path).name}" + (
                         f" = {how}" if how else "")
+        return None, ""
+
+
+    def init_default(self, ref: Ref | None, mod: Module, attr: str,
+                     depth: int) -> tuple[str | None, str]:
+        """``self.model = model`` in ``__init__(self, model="llama-3")``: the attribute
+        ``Class.model`` holds that parameter's default, so every method reading
+        ``self.model`` runs on it unless a caller passes another."""
+        cls = attr.split(".")[0]
+        init = mod.facts.functions.get(f"{cls}.__init__")
+        if init is None or ref is None or ref[0] != "name":
+            return None, ""
+        for p in init.params:
+            if p.name == ref[1] and p.default is not None:
+                value, how = self.resolve_ref(p.default.ref, mod, cls, depth + 1)
+                if value is not None:
+                    return value, (f"{attr}, default of `{p.name}` in `{cls}.__init__()`"
+                                   + (f", {how}" if how else ""))
         return None, ""
 
 
@@ -705,6 +726,10 @@ class Interp:
         elif isinstance(step, If):
             test = self.eval(step.test)
             self.check_pass_test(step.test, test, step.pos)
+            if self.loop_stack and any(isinstance(x, Return) or (isinstance(x, Exit) and
+                                                                 x.kind == "break")
+                                       for x in step.body):
+                self.check_text_stop(step.test, step.pos)
             if self.fed and self.loop_stack and (step.test.compares or step.test.strings) and any(
                     isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "break")
                     for x in step.body):
@@ -795,6 +820,7 @@ class Interp:
             elif loop.test is not None:
                 test = self.eval(loop.test)
                 self.check_pass_test(loop.test, test, loop.pos)
+                self.check_text_stop(loop.test, loop.pos)
                 if self.fed and (loop.test.compares or loop.test.strings):
                     self.note_verdict(test, "decides whether the loop goes on", loop.pos)
             self.block(loop.body)
@@ -1807,6 +1833,8 @@ class Interp:
                     hit.discard("tool")
                 if "chain" in hit and "thought" not in tokens:
                     hit.discard("chain")
+                if hit and (tokens & EVALUATOR_WORDS or tokens & {"reflection", "reflect"}):
+                    continue  # the evaluator's own conversation (``critic_history``)
                 if hit:
                     o = Origin(self.path, c.pos, f"`{n}`", (self.path, self.fn.name, -2))
                     self.flow("EL202", c.pos, f"the evaluator call {sink}",
@@ -1867,6 +1895,25 @@ class Interp:
                     f"pass/fail is taken from the evaluator's own `{lb.name}` field although "
                     f"the evaluator (at {where(o.path, o.pos)}) also gives a score; compute "
                     "pass in code as score >= threshold", rel))
+                return
+
+    def check_text_stop(self, test: Val, pos: Pos) -> None:
+        """A loop that stops when the evaluator's free text matches a word (``if reply ==
+        "PASS": break``, ``"<OK>" in critique``): the judge's unvalidated words decide."""
+        if not self.report or test.compares or not test.boolean:
+            return
+        words = [w for w in test.strings if w.strip() and len(w) <= 24]
+        if not words:
+            return
+        for lb in self.peek(test):  # before the comparison turned the labels into a bool
+            if lb.kind == "judge" and not lb.flag and lb.origin is not None:
+                o = lb.origin
+                self.an.result.events.append(Event(
+                    "EL503", self.path, pos,
+                    f"the loop stops when the evaluator's text (from {where(o.path, o.pos)}) "
+                    f"matches `{words[0].strip()}`: the judge's own word decides, unchecked; "
+                    "ask for a score or a structured verdict and decide the stop in code",
+                    ((o.path, o.pos, "the evaluator's output comes from here"),)))
                 return
 
     def regex_text(self, v: Val) -> str | None:

@@ -52,7 +52,8 @@ PREFILTER_WORDS = (
     "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
     "langchain", "langgraph", "mistral", "dspy", "from agents", "import agents", "autogen",
-    "pydantic_ai", "pydantic_evals", "genai", "generativeai",
+    "pydantic_ai", "pydantic_evals", "genai", "generativeai", "completions.create",
+    "responses.create", "generate_content",
 )
 # A module that imports one of these (or a ``langchain*`` package) can call an LLM.
 SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS),

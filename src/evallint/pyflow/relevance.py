@@ -59,10 +59,15 @@ def function_role(name: str) -> Role:
     role = role_from_name(name)
     if role is Role.UNKNOWN:
         first = name_tokens(name)
+        if first and first[0] in _REFLECT:
+            return Role.EVALUATOR  # the reflection step critiques the last attempt
         if first:
             return role_from_name(first[0])
     return role
 
+
+# A reflection step (``reflect()``) writes the critique of the previous attempt.
+_REFLECT = frozenset({"reflect", "reflection"})
 
 _MODEL_HINTS = ("claude", "gpt-", "gemini", "o1", "o3", "o4", "haiku", "sonnet", "opus")
 
