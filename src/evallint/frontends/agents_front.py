@@ -245,7 +245,8 @@ STRONG_EVAL = frozenset({
     "assessor",
 })
 WEAK_EVAL = frozenset({"reviewer", "review", "verifier", "verify", "assess", "assessment",
-                       "score", "rating", "auditor", "audit", "checker", "inspector"})
+                       "score", "rating", "auditor", "audit", "checker", "inspector",
+                       "analyzer", "validator"})
 GEN_WORDS = frozenset({
     "generator", "generate", "generation", "writer", "drafter", "answerer", "solver", "actor",
     "implementer", "implementor", "builder", "coder", "developer", "refiner", "producer",

@@ -113,6 +113,13 @@ _INPUT_SUBJECT = re.compile(
     r"(?:intent|request|query)\b",
     re.IGNORECASE,
 )
+# A router or orchestrator: its output picks the next step, agent or tool; reading the other
+# calls' outputs to decide where to go is not grading them.
+_ROUTER_TEXT = re.compile(
+    r"\b(?:orchestrat\w*|routing|router) agent\b|\b(?:decide|determine|choose|pick|select)\s+"
+    r"(?:the\s+)?next\s+(?:step|agent|action|tool|node)s?\b|\bchoose\s+(?:one\s+of\s+)?the\s+"
+    r"(?:available\s+)?(?:tools|agents|functions)\b|\bwhich\s+(?:agent|tool|function)\s+to\s+"
+    r"call\b", re.IGNORECASE)
 _HUMAN_ANSWER = re.compile(
     r"\b(?:student|learner|user|human|pupil|trainee|participant|applicant)(?:'s|s')? "
     r"(?:answer|response|reply|solution|essay|submission)s?\b", re.IGNORECASE)
@@ -617,6 +624,7 @@ class Interp:
         self.handles: dict[str, int] = {}  # file objects (and writers over them) -> open id
         self.writes: set[tuple[int, tuple[int, ...]]] = set()  # (open id, loops at the write)
         self.loop_objs: dict[int, Loop] = {}
+        self.stops: set[tuple[str, Pos]] = set()  # loop stops already reported
         self.parses: dict[Origin | None, list[tuple[CallIR, L]]] = {}
         self.summary = Summary(pos=fn.pos)
         prev = an.summaries.get((mod.path, fn.name))
@@ -650,7 +658,9 @@ class Interp:
             self.own_role, self.own_evidence = own[0], (own[1],)
         else:
             base = fn.name.rsplit(".", 1)[-1]
-            r = function_role(base) if fn.name != "<module>" else Role.UNKNOWN
+            # a test function (``test_grader_sees_tools``) names what it tests, not a role
+            r = function_role(base) if fn.name != "<module>" and not base.startswith(
+                ("test_", "Test")) else Role.UNKNOWN
             self.own_role = r
             self.own_evidence = (f"function name `{base}`",) if r is not Role.UNKNOWN else ()
 
@@ -665,6 +675,7 @@ class Interp:
         s.role, s.role_evidence = self.own_role, self.own_evidence
         if self.meta and not self.own_configured:  # its name says generator, its prompt not
             s.role, s.role_evidence = Role.UNKNOWN, ()
+        s.meta = self.meta
         s.returns = frozenset(self.returns)
         if self.ret_elts:
             s.return_elts = tuple(frozenset(e) for e in self.ret_elts)
@@ -1088,6 +1099,13 @@ class Interp:
 
     def dispatch(self, c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],
                  recv: frozenset[L]) -> frozenset[L]:
+        bound = self.partial_of(c.func) if c.func and "." not in c.func else None
+        if bound is not None:  # ask = partial(call_llm, model="..."); ask(prompt)
+            c = CallIR(c.id, bound.args[0].names[0], (*bound.args[1:], *c.args),
+                       (*bound.kwargs, *c.kwargs), c.pos, c.recv, c.star or bound.star,
+                       c.in_try)
+            args = [self.eval(a) for a in bound.args[1:]] + args
+            kws = {**{k: self.eval(v) for k, v in bound.kwargs}, **kws}
         kind, name = self.resolve(c.func)
         sdk = self.sdk_kind(c, kind, name)
         if sdk is not None:
@@ -1211,6 +1229,32 @@ class Interp:
             return frozenset()
         return recv | allargs | loaded
 
+    def partial_of(self, name: str) -> CallIR | None:
+        """The ``functools.partial(f, ...)`` call a name was last bound to, here or at module
+        level, when it binds a function named by a plain path."""
+        found: tuple[CallIR, Module, FunctionIR] | None = None
+        vals = self.local_vals.get(name)
+        if vals:
+            v = vals[-1]
+            if len(v.calls) == 1 and not v.names and v.calls[0] < len(self.fn.calls):
+                found = (self.fn.calls[v.calls[0]], self.mod, self.fn)
+        elif name not in self.fn.locals:
+            facts = self.mod.facts
+            const = facts.constants.get(name)
+            owner = facts.functions.get(facts.owners.get(name, ""))
+            if const is not None and owner is not None and len(const.calls) == 1 and \
+                    const.calls[0] < len(owner.calls):
+                found = (owner.calls[const.calls[0]], self.mod, owner)
+        if found is None:
+            return None
+        call, mod = found[0], found[1]
+        root = call.func.split(".")[0]
+        qual = f"{mod.facts.imports.get(root, root)}{call.func[len(root):]}"
+        if qual != "functools.partial" or not call.args or len(call.args[0].names) != 1 or \
+                call.args[0].calls or call.args[0].names[0] == name:
+            return None
+        return call
+
     def callable_object(self, func: str) -> bool:
         """``qa(...)``, ``self.generate(...)``: a call of an object itself (a dspy module),
         not of one of its methods (``qa.set_lm(...)``)."""
@@ -1244,6 +1288,8 @@ class Interp:
     def sdk_call(self, c: CallIR, sdk: str, args: list[frozenset[L]],
                  kws: dict[str, frozenset[L]]) -> frozenset[L]:
         model_val = c.kw("model") or (c.args[0] if sdk == "litellm" and c.args else None)
+        if model_val is None and c.star:
+            self.forwarded_model(c)
         system_val = c.kw("system") or c.kw("instructions")
         prompt_vals = [v for k, v in c.kwargs if k in ("messages", "input", "prompt",
                                                        "requests", "contents")]
@@ -1387,6 +1433,15 @@ class Interp:
         if role is Role.EVALUATOR:
             return frozenset({L("judge", origin, flag=structured)})
         return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+    def forwarded_model(self, c: CallIR) -> None:
+        """``create(**kwargs)`` with this function's own ``**kwargs``: the caller's
+        ``model=`` keyword picks the model (see ``user_call``)."""
+        stars = {p.name: i for i, p in enumerate(self.fn.params) if p.star}
+        for v in c.args:
+            if len(v.names) == 1 and v.names[0] in stars and not v.calls:
+                self.summary.model.param = stars[v.names[0]]
+                return
 
     def model_param(self, idx: int) -> None:
         """This function's parameter ``idx`` picks the model; remember its default."""
@@ -1536,7 +1591,7 @@ class Interp:
         if conf is not None:
             return conf[0], (conf[1],)
         texts = self.prompt_texts(system, prompts)
-        if any(_META_TEXT.search(t) for t in texts):
+        if any(_META_TEXT.search(t) or _ROUTER_TEXT.search(t) for t in texts):
             self.meta = True
             return Role.UNKNOWN, ()
         key = (self.path, self.fn.name, c.id)
@@ -1625,10 +1680,15 @@ class Interp:
             if j < len(fn.params) and not fn.params[j].star:
                 by_param[j] = a
                 vals[j] = c.args[i]
+        star = max((i for i, p in enumerate(fn.params) if p.star), default=None)
         for k, v in c.kwargs:
             if k in names:
                 by_param[names.index(k)] = kws[k]
                 vals[names.index(k)] = v
+            elif star is not None:  # into the callee's ``**kwargs``
+                by_param[star] = by_param.get(star, frozenset()) | kws[k]
+                if k == "model" or star not in vals:
+                    vals[star] = v
         role: Role = Role.UNKNOWN
         evidence: tuple[str, ...] = ()
         conf = self.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
@@ -1636,6 +1696,8 @@ class Interp:
             role, evidence = conf[0], (conf[1],)
         elif s.role is not Role.UNKNOWN:
             role, evidence = s.role, s.role_evidence
+        elif s.llm and s.meta:
+            self.meta = True  # a router's or prompt rewriter's helper: no role of the loop
         elif s.llm:
             model_v = vals.get(s.model.param) if s.model.param is not None else None
             sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
@@ -1835,10 +1897,22 @@ class Interp:
                     hit.discard("chain")
                 if hit and (tokens & EVALUATOR_WORDS or tokens & {"reflection", "reflect"}):
                     continue  # the evaluator's own conversation (``critic_history``)
+                if hit and self.own_messages(c, n):
+                    continue
                 if hit:
                     o = Origin(self.path, c.pos, f"`{n}`", (self.path, self.fn.name, -2))
                     self.flow("EL202", c.pos, f"the evaluator call {sink}",
                               L("genctx", o, name=n), n)
+
+    def own_messages(self, c: CallIR, name: str) -> bool:
+        """A message list this function built itself from literals and parameters, that
+        holds no other LLM call's output: the evaluator's own conversation, not a trace."""
+        built = self.local_vals.get(name)
+        if "." in name or not built or built[0].calls or name in (p.name for p in self.fn.params):
+            return False
+        key = (self.path, self.fn.name, c.id)
+        return not any(lb.kind in ("gen", "llm", "ans", "genctx") and lb.origin is not None
+                       and lb.origin.key != key for lb in self.read(name))
 
     def template_sink(self, c: CallIR, args: list[frozenset[L]],
                       kws: dict[str, frozenset[L]]) -> None:
@@ -1900,14 +1974,18 @@ class Interp:
     def check_text_stop(self, test: Val, pos: Pos) -> None:
         """A loop that stops when the evaluator's free text matches a word (``if reply ==
         "PASS": break``, ``"<OK>" in critique``): the judge's unvalidated words decide."""
-        if not self.report or test.compares or not test.boolean:
+        if not self.report or test.compares or not test.boolean or not self.loop_stack:
             return
+        gen, _ev = self.loop_roles[self.loop_stack[-1]]
+        if not gen or ("EL503", pos) in self.stops:
+            return  # no generator in the loop: a judge refining its own verdict
         words = [w for w in test.strings if w.strip() and len(w) <= 24]
         if not words:
             return
         for lb in self.peek(test):  # before the comparison turned the labels into a bool
             if lb.kind == "judge" and not lb.flag and lb.origin is not None:
                 o = lb.origin
+                self.stops.add(("EL503", pos))
                 self.an.result.events.append(Event(
                     "EL503", self.path, pos,
                     f"the loop stops when the evaluator's text (from {where(o.path, o.pos)}) "

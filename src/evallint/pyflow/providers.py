@@ -10,7 +10,9 @@ LLM_SDKS = ("anthropic", "openai", "litellm", "mistralai")
 ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
                      "messages.batches.create", "completions.create")
 OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
-                  "responses.create", "responses.parse", "responses.stream")
+                  "responses.create", "responses.parse", "responses.stream",
+                  # openai < 1.0: ``openai.ChatCompletion.create(model=..., messages=...)``
+                  "ChatCompletion.create", "ChatCompletion.acreate")
 # mistralai: ``MistralClient().chat(...)`` (before 1.0), ``Mistral().chat.complete(...)``; so
 # generic a method name counts only in a module importing mistralai, with ``model=``
 MISTRAL_METHODS = ("chat", "chat_stream", "chat.complete", "chat.stream", "chat.complete_async",
@@ -61,7 +63,7 @@ SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATOR
 # Call text that shows an SDK call even when the client comes from elsewhere.
 SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
                  ".completions.create", ".completions.parse", ".responses.create",
-                 ".responses.parse", ".responses.stream")
+                 ".responses.parse", ".responses.stream", ".ChatCompletion.create")
 
 
 def chat_ctor(qualified: str) -> bool:

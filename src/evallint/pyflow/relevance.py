@@ -61,6 +61,8 @@ def function_role(name: str) -> Role:
         first = name_tokens(name)
         if first and first[0] in _REFLECT:
             return Role.EVALUATOR  # the reflection step critiques the last attempt
+        if first and first[-1] in _VALUE and (len(first) == 1 or first[0] in _VALUE_VERBS):
+            return Role.EVALUATOR  # a search's value function scores a candidate
         if first:
             return role_from_name(first[0])
     return role
@@ -68,6 +70,9 @@ def function_role(name: str) -> Role:
 
 # A reflection step (``reflect()``) writes the critique of the previous attempt.
 _REFLECT = frozenset({"reflect", "reflection"})
+# A tree search's value function (``get_value``, ``estimate_values``) scores a candidate.
+_VALUE = frozenset({"value", "values"})
+_VALUE_VERBS = frozenset({"get", "compute", "estimate", "predict"})
 
 _MODEL_HINTS = ("claude", "gpt-", "gemini", "o1", "o3", "o4", "haiku", "sonnet", "opus")
 
