@@ -51,7 +51,7 @@ from evallint.pyflow.providers import (
     mistral_call,
 )
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
-from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
+from evallint.pyflow.results import SYMBOLIC, Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
 from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
 from evallint.roles import name_tokens as _name_tokens
@@ -1311,6 +1311,7 @@ class Interp:
         model, model_where = self.model_of_val(model_val)
         reasoning = self.reasoning_evidence(c, model, system_val, prompt_vals)
         structured = bool(STRUCTURED & {k for k, _ in c.kwargs}) or c.func.endswith(".parse")
+        shown = (model, model_where) if model is not None else self.symbolic_model(model_val)
         schema_scored = role is Role.EVALUATOR and self.schema_scored(
             [v for k, v in c.kwargs if k in STRUCTURED])
         if role is not Role.EVALUATOR:
@@ -1332,7 +1333,7 @@ class Interp:
                         reasoning)
         if schema_scored:
             self.an.scored.add(origin.key)
-        self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
+        self.effective(c, c.func, role, evidence, inputs, shown[0], shown[1], tools, origin,
                        own_role=False)
         if c.func.endswith("batches.create"):
             return frozenset()
@@ -1433,6 +1434,29 @@ class Interp:
         if role is Role.EVALUATOR:
             return frozenset({L("judge", origin, flag=structured)})
         return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+    def symbolic_model(self, val: Val | None) -> tuple[str | None, str]:
+        """A model that resolves to no name but is one variable: two calls whose model is
+        the same parameter, local or attribute run on the same model, whatever it is
+        (``generate(task, model=model)`` and ``judge(draft, model=model)``)."""
+        if val is None or val.calls or len(val.names) != 1:
+            return None, ""
+        ref = self.local_ref(val.ref)
+        if ref is None or ref[0] not in ("param", "name"):
+            return None, ""
+        if ref[0] == "param":
+            name, scope = self.fn.params[int(ref[1])].name, f"{self.fn.name}()"
+        else:
+            name = str(ref[1])
+            root = name.split(".")[0]
+            if root in ("self", "cls") and self.fn.cls and "." in name:
+                name, scope = f"{self.fn.cls}.{name.split('.', 1)[1]}", self.mod.name
+            elif root in self.fn.locals or root in {p.name for p in self.fn.params}:
+                scope = f"{self.fn.name}()"
+            else:
+                scope = self.mod.name
+        return (f"{SYMBOLIC}{name} in {scope}",
+                "not resolved to a model name; one variable picks the model of both calls")
 
     def forwarded_model(self, c: CallIR) -> None:
         """``create(**kwargs)`` with this function's own ``**kwargs``: the caller's
@@ -1750,6 +1774,8 @@ class Interp:
             elif s.model.fixed or s.model.default:
                 self.summary.model.fixed = model
                 self.summary.model.fixed_where = model_where
+            if model is None and s.model.param is not None and s.model.param in vals:
+                model, model_where = self.symbolic_model(vals[s.model.param])
             self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
                            own_role=s.role is not Role.UNKNOWN or conf is not None,
                            sinks_only=False)
