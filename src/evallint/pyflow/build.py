@@ -622,6 +622,10 @@ class Builder:
             fn.validates = True
         if last in ("max", "sorted", "min", "nlargest") and any(k == "key" for k, _ in kwargs):
             fn.best = True
+        if last in ("argmax", "argsort") or (last == "index" and any(
+                fn.calls[cid].func in ("max", "min") for a in args for cid in a.calls
+                if cid < len(fn.calls))):
+            fn.best = True  # scores.index(max(scores)), np.argmax(scores): the best one is picked
         if func == "min" and any(v.calls for v in args):
             fn.validates = True  # min(max(x, 0), 1): a clamp
         call = CallIR(id=len(fn.calls), func=func, args=tuple(args), kwargs=tuple(kwargs),
