@@ -46,6 +46,9 @@ AUTOGEN_ROOTS = ("autogen_agentchat", "autogen", "pyautogen", "ag2")
 AUTOGEN_AGENTS = frozenset({"AssistantAgent", "ConversableAgent", "CodeExecutorAgent"})
 AUTOGEN_TEAMS = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "Swarm",
                            "MagenticOneGroupChat", "GroupChat", "GroupChatManager"})
+# textgrad: objects that run the engine forward (answer, rewrite), and the call that makes an
+# engine the critic (the backward engine writes the textual gradient, a critique).
+TEXTGRAD_FORWARD = frozenset({"BlackboxLLM", "TextualGradientDescent", "TGD", "LLMCall"})
 # Functions that run an object passed as their first argument.
 RUN_FUNCS = frozenset({"agents.Runner.run", "agents.Runner.run_sync",
                        "agents.Runner.run_streamed"})
@@ -102,14 +105,20 @@ def object_kind(qualified: str) -> tuple[str, str] | None:
         return "pydantic_evals", "judge"
     if qualified.startswith("google.generativeai.") and last == "GenerativeModel":
         return "gemini", "model"
+    if root == "textgrad" and last == "get_engine":
+        return "textgrad", "engine"
+    if root == "textgrad" and last in TEXTGRAD_FORWARD:
+        return "textgrad", "forward"
     return None
 
 
 def is_configure(qualified: str) -> str | None:
     """The call that sets a framework's ambient model: ``dspy.configure(lm=...)``,
-    ``pydantic_evals...set_default_judge_model(...)``."""
+    ``pydantic_evals...set_default_judge_model(...)``, ``textgrad.set_backward_engine(...)``."""
     if qualified in ("dspy.configure", "dspy.settings.configure"):
         return "dspy"
+    if qualified == "textgrad.set_backward_engine":
+        return "textgrad"
     if qualified.split(".")[0] == "pydantic_evals" and qualified.endswith(
             "set_default_judge_model"):
         return "pydantic_evals"
@@ -135,6 +144,8 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
         an.fw_objects[key] = _describe(it, c, framework, kind)
     if framework == "pydantic_evals" and key[:2] == (it.path, it.fn.name):
         _llm_judge(it, c, key)  # an effective call, on every pass as any other call
+    if framework == "textgrad" and kind == "forward" and key[:2] == (it.path, it.fn.name):
+        _textgrad_engine_use(it, c, key, Role.GENERATOR)
     what = f"the {_LABEL.get(framework, framework)} `{c.func.rsplit('.', 1)[-1]}`"
     name = an.fw_objects[key].name
     return frozenset({L("chat", Origin(mod_path, c.pos, what + (f" `{name}`" if name else ""),
@@ -142,7 +153,8 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
 
 
 _LABEL = {"agents": "Agents SDK", "pydantic_ai": "pydantic-ai", "dspy": "dspy",
-          "autogen": "autogen", "pydantic_evals": "pydantic-evals", "gemini": "Gemini"}
+          "autogen": "autogen", "pydantic_evals": "pydantic-evals", "gemini": "Gemini",
+          "textgrad": "textgrad"}
 
 
 def _object_model(it: Interp, c: CallIR, framework: str, kind: str) -> tuple[str | None, str]:
@@ -171,7 +183,42 @@ def _object_model(it: Interp, c: CallIR, framework: str, kind: str) -> tuple[str
     if framework == "gemini":
         val = c.kw("model_name") or c.kw("model") or (c.args[0] if c.args else None)
         return _model_in(it, val) if val is not None else (None, "")
+    if framework == "textgrad" and kind == "engine":
+        val = c.kw("engine_name") or c.kw("model") or (c.args[0] if c.args else None)
+        return _model_in(it, val) if val is not None else (None, "")
+    if framework == "textgrad":
+        engine = _engine_of(it, c)
+        return it.an.chats.get(engine.key, (None, "")) if engine is not None else (None, "")
     return None, ""
+
+
+def _engine_of(it: Interp, c: CallIR) -> Origin | None:
+    """The textgrad engine object a call is given (``engine=``, or its first argument)."""
+    val = c.kw("engine") or c.kw("backward_engine") or (c.args[0] if c.args else None)
+    if val is None:
+        return None
+    for n in val.names:
+        for lb in it.read(n):
+            if lb.kind == "chat" and lb.origin is not None and lb.origin.key in \
+                    it.an.fw_objects and it.an.fw_objects[lb.origin.key].kind == "engine":
+                return lb.origin
+    return None
+
+
+def _textgrad_engine_use(it: Interp, c: CallIR, key: tuple[str, str, int], role: Role) -> None:
+    """textgrad runs an engine forward (``BlackboxLLM``, the optimizer) or as the critic
+    (``set_backward_engine``): an effective call on that engine object, where it is set up."""
+    engine = _engine_of(it, c)
+    if engine is None:
+        return
+    model, model_where = it.an.chats.get(engine.key, (None, ""))
+    what = ("textgrad's backward engine writes the critique (the textual gradient)"
+            if role is Role.EVALUATOR else f"textgrad `{c.func.rsplit('.', 1)[-1]}` runs the "
+            "engine forward")
+    origin = Origin(it.path, c.pos, f"`{c.func}()`", key)
+    it.summary.n_llm += 1
+    it.effective(c, c.func, role, (what,), {}, model, model_where, (), origin, own_role=False,
+                 obj=engine)
 
 
 def _model_in(it: Interp, val: Val) -> tuple[str | None, str]:
@@ -240,7 +287,11 @@ def _llm_judge(it: Interp, c: CallIR, key: tuple[str, str, int]) -> None:
 
 
 def configure(it: Interp, framework: str, c: CallIR) -> None:
-    """``dspy.configure(lm=...)``: the LM every dspy module without its own runs on."""
+    """``dspy.configure(lm=...)``: the LM every dspy module without its own runs on;
+    ``tg.set_backward_engine(engine)``: that engine writes the critiques."""
+    if framework == "textgrad":
+        _textgrad_engine_use(it, c, (it.path, it.fn.name, c.id), Role.EVALUATOR)
+        return
     val = c.kw("lm") or c.kw("model") or (c.args[0] if c.args else None)
     if val is None:
         return
