@@ -366,8 +366,9 @@ class Analysis:
 
     def framework_name(self, qualified: str, near: str) -> bool:
         """``agents.Agent`` names the SDK only when the project has no ``agents`` module of
-        its own (a local package of that name is not the OpenAI Agents SDK)."""
-        return self.tables.owner(qualified, near) is None
+        its own (a local package of that generic name is not the OpenAI Agents SDK); the other
+        framework names are the framework's own, in its repository too."""
+        return qualified.split(".")[0] != "agents" or self.tables.owner(qualified, near) is None
 
     def chat_schema_scored(self, mod: Module, vals: tuple[Val, ...]) -> bool:
         return schema_has_score(mod.facts.constants, vals)
@@ -509,7 +510,8 @@ class Analysis:
     def _dedupe(self) -> None:
         """Loops are interpreted twice: keep one record per place."""
         r = self.result
-        r.calls = list({(c.path, c.function, c.pos, c.callee): c for c in r.calls}.values())
+        r.calls = list({(c.path, c.function, c.pos, c.callee, c.origin.key if c.origin
+                         else None): c for c in r.calls}.values())
         r.events = list({(e.code, e.path, e.pos): e for e in r.events}.values())
         r.loops = list({(lp.path, lp.function, lp.pos): LoopEvent(
             lp.path, lp.function, lp.pos, lp.kind, lp.bounded, tuple(dict.fromkeys(lp.gen)),

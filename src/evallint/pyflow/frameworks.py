@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
 from evallint.pyflow.ir import CallIR, Val
-from evallint.pyflow.results import where
+from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import L, Origin
 from evallint.roles import Role
 
@@ -105,6 +105,8 @@ def object_kind(qualified: str) -> tuple[str, str] | None:
         return "pydantic_evals", "judge"
     if qualified.startswith("google.generativeai.") and last == "GenerativeModel":
         return "gemini", "model"
+    if root == "mcp_agent" and last == "EvaluatorOptimizerLLM":
+        return "mcp_agent", "evalopt"
     if root == "textgrad" and last == "get_engine":
         return "textgrad", "engine"
     if root == "textgrad" and last in TEXTGRAD_FORWARD:
@@ -144,6 +146,8 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
         an.fw_objects[key] = _describe(it, c, framework, kind)
     if framework == "pydantic_evals" and key[:2] == (it.path, it.fn.name):
         _llm_judge(it, c, key)  # an effective call, on every pass as any other call
+    if framework == "mcp_agent" and key[:2] == (it.path, it.fn.name):
+        _evaluator_optimizer(it, c, key)
     if framework == "textgrad" and kind == "forward" and key[:2] == (it.path, it.fn.name):
         _textgrad_engine_use(it, c, key, Role.GENERATOR)
     what = f"the {_LABEL.get(framework, framework)} `{c.func.rsplit('.', 1)[-1]}`"
@@ -154,7 +158,7 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
 
 _LABEL = {"agents": "Agents SDK", "pydantic_ai": "pydantic-ai", "dspy": "dspy",
           "autogen": "autogen", "pydantic_evals": "pydantic-evals", "gemini": "Gemini",
-          "textgrad": "textgrad"}
+          "textgrad": "textgrad", "mcp_agent": "mcp-agent"}
 
 
 def _object_model(it: Interp, c: CallIR, framework: str, kind: str) -> tuple[str | None, str]:
@@ -203,6 +207,30 @@ def _engine_of(it: Interp, c: CallIR) -> Origin | None:
                     it.an.fw_objects and it.an.fw_objects[lb.origin.key].kind == "engine":
                 return lb.origin
     return None
+
+
+def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> None:
+    """mcp-agent's ``EvaluatorOptimizerLLM(optimizer=agent, evaluator=agent, llm_factory=F)``:
+    both agents are turned into LLMs by the one factory, on one model; an evaluator given as
+    an LLM object of its own is not reported."""
+    factory = c.kw("llm_factory")
+    ev = c.kw("evaluator")
+    if factory is None or ev is None or len(factory.names) != 1 or ev.calls:
+        return
+    if any(lb.kind == "chat" for n in ev.names for lb in it.read(n)):
+        return  # an LLM object built for the evaluator: its own model
+    model = f"{SYMBOLIC}llm_factory={factory.names[0]}"
+    how = "one llm_factory makes the optimizer's and the evaluator's LLM"
+    base = (it.path, it.fn.name, c.id)
+    for role, k, what in ((Role.GENERATOR, (base[0], base[1], base[2] + _SECOND), "optimizer"),
+                          (Role.EVALUATOR, base, "evaluator")):
+        origin = Origin(it.path, c.pos, f"the {what} of `{c.func}()`", k)
+        it.summary.n_llm += 1
+        it.effective(c, c.func, role, (f"the `{what}=` of an EvaluatorOptimizerLLM",), {},
+                     model, how, (), origin, own_role=False)
+
+
+_SECOND = 1 << 20  # a second effective call at one call site (its own origin key)
 
 
 def _textgrad_engine_use(it: Interp, c: CallIR, key: tuple[str, str, int], role: Role) -> None:
