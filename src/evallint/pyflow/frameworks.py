@@ -233,6 +233,21 @@ def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> No
 _SECOND = 1 << 20  # a second effective call at one call site (its own origin key)
 
 
+def _critic_of_other(it: Interp, c: CallIR) -> bool:
+    """The module also answers with a ``BlackboxLLM`` on another engine (the model whose
+    prompt is optimised): the backward engine critiques that model's outputs, not its own."""
+    engine = c.kw("engine") or c.kw("backward_engine") or (c.args[0] if c.args else None)
+    mine = set(engine.names) if engine is not None else set()
+    for fn in it.mod.facts.functions.values():
+        for call in fn.calls:
+            if call.func.rsplit(".", 1)[-1] != "BlackboxLLM":
+                continue
+            val = call.kw("engine") or (call.args[0] if call.args else None)
+            if val is not None and val.names and not set(val.names) & mine:
+                return True
+    return False
+
+
 def _textgrad_engine_use(it: Interp, c: CallIR, key: tuple[str, str, int], role: Role) -> None:
     """textgrad runs an engine forward (``BlackboxLLM``, the optimizer) or as the critic
     (``set_backward_engine``): an effective call on that engine object, where it is set up."""
@@ -318,7 +333,8 @@ def configure(it: Interp, framework: str, c: CallIR) -> None:
     """``dspy.configure(lm=...)``: the LM every dspy module without its own runs on;
     ``tg.set_backward_engine(engine)``: that engine writes the critiques."""
     if framework == "textgrad":
-        _textgrad_engine_use(it, c, (it.path, it.fn.name, c.id), Role.EVALUATOR)
+        if not _critic_of_other(it, c):
+            _textgrad_engine_use(it, c, (it.path, it.fn.name, c.id), Role.EVALUATOR)
         return
     val = c.kw("lm") or c.kw("model") or (c.args[0] if c.args else None)
     if val is None:
