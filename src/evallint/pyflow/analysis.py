@@ -80,7 +80,8 @@ LOADER_TOKENS = {"open", "read", "load", "prompt", "template", "get", "text", "f
 
 _JUDGE_TEXT = re.compile(
     r"\byou are (?:an? |the )?(?:\w+ ){0,3}(?:judge|grader|evaluator|critic|reviewer|rater|"
-    r"assessor|scorer)\b|\bgrading rubric\b|\b(?:score|grade|evaluate|rate|assess) the "
+    r"assessor|scorer)\b|\bbe an? (?:\w+ ){0,2}(?:judge|grader|critic|reviewer|evaluator)"
+    r"\b|\bgrading rubric\b|\b(?:score|grade|evaluate|rate|assess) the "
     r"(?:following )?(?:response|answer|output|submission|candidate|draft)",
     re.IGNORECASE,
 )
@@ -187,6 +188,9 @@ def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
 
 
 _EMPTY_SUMMARY = Summary()
+_QUEUE_TAKE = frozenset({"get", "get_nowait", "recv", "receive", "popleft", "pop"})
+_PATH_TOKENS = frozenset({"dir", "dirs", "path", "paths", "folder", "file", "filename",
+                          "dirname", "root"})
 _PLAIN = frozenset({"param", "psan"})  # labels that are only symbolic parameters
 # methods of an object that may be a chat model or a framework object (``self.agent.run``)
 _CHAT_METHODS = (CHAT_INVOKE | CHAT_BIND | frameworks.FRAMEWORK_METHODS
@@ -639,6 +643,7 @@ class Interp:
         self.slots: dict[int, set[str]] = {}
         self.sinks: dict[int, set[str]] = {}
         self.called: set[str] = set()
+        self.call_roles: set[Role] = set()  # roles of the effective calls made here
         self.flows: dict[tuple[Any, ...], Flow] = {}
         self.deps: set[tuple[str, str]] = set()
         self.cur = fn.pos
@@ -684,6 +689,7 @@ class Interp:
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
         s.called_roles = frozenset(self.called)
+        s.own_call_roles = frozenset(self.call_roles)
         s.llm = s.n_llm > 0
         if self.report:
             self.finish_report()
@@ -865,7 +871,23 @@ class Interp:
         assert loop.test is not None
         if any(not self.judgey(self.peek(c)) for c in loop.test.compares):
             return True
-        return self._exit_on_counter(loop.body)
+        return self._exit_on_counter(loop.body) or self._exit_on_queue(loop.body)
+
+    def _exit_on_queue(self, steps: list[Step]) -> bool:
+        """A worker loop: it takes its next job from a queue (``job = q.get()``) and stops on
+        what the queue hands it (``if job is None: break``), not on a judge's opinion."""
+        taken: set[str] = set()
+        for st in _walk_steps(steps):
+            if isinstance(st, Assign) and len(st.value.calls) == 1 and not st.value.names:
+                cid = st.value.calls[0]
+                if cid < len(self.fn.calls) and self.fn.calls[cid].func.rsplit(".", 1)[-1] in \
+                        _QUEUE_TAKE and "." in self.fn.calls[cid].func:
+                    taken.update(st.targets)
+            elif isinstance(st, If) and taken & set(st.test.names) and any(
+                    (isinstance(x, Exit) and x.kind == "break") or isinstance(x, Return)
+                    for x in st.body):
+                return True
+        return False
 
     def _exit_on_counter(self, steps: list[Step]) -> bool:
         for st in steps:
@@ -1508,6 +1530,8 @@ class Interp:
             name = val.names[0]
             if what == "message history" and val.ref is None:
                 continue
+            if set(name_tokens(name.rsplit(".", 1)[-1])) & _PATH_TOKENS:
+                continue  # a folder or file the helper reads its prompt from, not the prompt
             o = Origin(self.path, c.pos, f"the generator's {what} `{name}`",
                        (self.path, self.fn.name, c.id))
             if name in self.labels or name in self.fn.locals:
@@ -1730,6 +1754,9 @@ class Interp:
                          None)
             prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
             role, evidence = self.role_of(c, f"{mod.name}.{fn.name}", model_v, sys_v, prompts)
+            if role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.EVALUATOR}):
+                role, evidence = Role.EVALUATOR, (f"every LLM call in `{fn.name}()` is an "
+                                                  "evaluator call",)
         if s.llm or conf is not None:
             inputs: dict[str, frozenset[L]] = {}
             for j, labels in by_param.items():
@@ -1864,6 +1891,7 @@ class Interp:
                 self.fed[origin.key] = src
         r = "evaluator" if role is Role.EVALUATOR else "generator"
         self.called.add(r)
+        self.call_roles.add(role)
         if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):
             self.an.scored.add(origin.key)
         for lid in self.loop_stack:
@@ -1935,9 +1963,12 @@ class Interp:
     def own_messages(self, c: CallIR, name: str) -> bool:
         """A message list this function built itself from literals and parameters, that
         holds no other LLM call's output: the evaluator's own conversation, not a trace."""
-        built = self.local_vals.get(name)
-        if "." in name or not built or built[0].calls or name in (p.name for p in self.fn.params):
+        if "." in name or name in (p.name for p in self.fn.params):
             return False
+        built = [st.value for st in _walk_steps(self.fn.body)
+                 if isinstance(st, Assign) and name in st.targets]
+        if not built or any(cid != c.id for v in built for cid in v.calls):
+            return False  # built from another call's result (a run, a trace): not its own
         key = (self.path, self.fn.name, c.id)
         return not any(lb.kind in ("gen", "llm", "ans", "genctx") and lb.origin is not None
                        and lb.origin.key != key for lb in self.read(name))
@@ -2142,6 +2173,15 @@ class Interp:
 @lru_cache(maxsize=65536)
 def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(_name_tokens(name))
+
+
+def _walk_steps(steps: list[Step]) -> Iterable[Step]:
+    """Every step of a body, nested ones included."""
+    for st in steps:
+        yield st
+        if isinstance(st, (If, Loop)):
+            yield from _walk_steps(st.body)
+            yield from _walk_steps(st.orelse)
 
 
 def _bound_names(loop: Loop) -> set[str]:
