@@ -1955,6 +1955,9 @@ class Interp:
                     continue  # the evaluator's own conversation (``critic_history``)
                 if hit and self.own_messages(c, n):
                     continue
+                if hit and hit <= {"history", "transcript"} and n.split(".")[0] in params and \
+                        self.own_role is Role.EVALUATOR:
+                    continue  # a conversation evaluator: the chat it is given is its subject
                 if hit:
                     o = Origin(self.path, c.pos, f"`{n}`", (self.path, self.fn.name, -2))
                     self.flow("EL202", c.pos, f"the evaluator call {sink}",
