@@ -185,7 +185,8 @@ CANDIDATE_NOUNS = frozenset(
 
 def _identity(nouns: frozenset[str]) -> re.Pattern[str]:
     return re.compile(
-        r"\byou(?:'re|\s+are)\s+(?:now\s+|acting\s+as\s+)?(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
+        r"(?:\byou(?:'re|\s+are)\s+(?:now\s+|acting\s+as\s+)?|\b(?:please\s+)?be\s+)"
+        r"(?:an?|the)\s+(?:[\w-]+\s+){0,3}?"
         r"[*_]{0,2}(?:[\w-]+\s+)?(" + "|".join(sorted(nouns)) + r")\b", re.I)
 
 

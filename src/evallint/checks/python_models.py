@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from evallint.findings import Finding
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.pyflow.project import rel, result_for
-from evallint.pyflow.results import LLMCall, where
+from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.pyflow.summaries import Origin
 from evallint.registry import Context, Project, project_check
 from evallint.roles import Role
@@ -25,10 +25,10 @@ def _chain(o: Origin | None) -> list[tuple[str, str, int]]:
 def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
     """(evaluator, generator) call pairs that belong to one loop: linked by a flow from the
     generator's output to the evaluator's input, or made in the same file."""
-    base_e = {c.origin.key: c for c in calls
-              if c.role is Role.EVALUATOR and not c.own_role and c.origin and (c.model or c.obj)}
+    base_e = {c.origin.key: c for c in calls if c.role is Role.EVALUATOR
+              and (not c.own_role or _symbolic(c)) and c.origin and (c.model or c.obj)}
     base_g = {c.origin.key: c for c in calls if c.role is not Role.EVALUATOR
-              and not c.own_role and c.origin and (c.model or c.obj)}
+              and (not c.own_role or _symbolic(c)) and c.origin and (c.model or c.obj)}
     pairs: dict[tuple[object, object], None] = {}
     for x in calls:
         if x.role is not Role.EVALUATOR:
@@ -52,6 +52,12 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
                 pairs[(ek, gk)] = None
     return [(base_e[ek], base_g[gk]) for ek, gk in pairs  # type: ignore[index,unused-ignore]
             if ek in base_e and gk in base_g]
+
+
+def _symbolic(c: LLMCall) -> bool:
+    """A call of a helper with a role of its own (``grade()``) whose model is one unresolved
+    variable of the caller: the helper's inner call cannot tell, so this call is compared."""
+    return c.model is not None and c.model.startswith(SYMBOLIC)
 
 
 def _place(c: LLMCall) -> tuple[str, int, int, int]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from evallint.config import Config
 from evallint.facts import Pos
+from evallint.pyflow import frameworks
 from evallint.pyflow.ir import (
     Assign,
     CallIR,
@@ -50,7 +51,7 @@ from evallint.pyflow.providers import (
     mistral_call,
 )
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
-from evallint.pyflow.results import Event, Flow, LLMCall, LoopEvent, Result, where
+from evallint.pyflow.results import SYMBOLIC, Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
 from evallint.roles import EVALUATOR_WORDS, Role, judge_text, role_from_name
 from evallint.roles import name_tokens as _name_tokens
@@ -115,6 +116,13 @@ _INPUT_SUBJECT = re.compile(
     r"(?:intent|request|query)\b",
     re.IGNORECASE,
 )
+# A router or orchestrator: its output picks the next step, agent or tool; reading the other
+# calls' outputs to decide where to go is not grading them.
+_ROUTER_TEXT = re.compile(
+    r"\b(?:orchestrat\w*|routing|router) agent\b|\b(?:decide|determine|choose|pick|select)\s+"
+    r"(?:the\s+)?next\s+(?:step|agent|action|tool|node)s?\b|\bchoose\s+(?:one\s+of\s+)?the\s+"
+    r"(?:available\s+)?(?:tools|agents|functions)\b|\bwhich\s+(?:agent|tool|function)\s+to\s+"
+    r"call\b", re.IGNORECASE)
 _HUMAN_ANSWER = re.compile(
     r"\b(?:student|learner|user|human|pupil|trainee|participant|applicant)(?:'s|s')? "
     r"(?:answer|response|reply|solution|essay|submission)s?\b", re.IGNORECASE)
@@ -182,7 +190,13 @@ def schema_has_score(consts: Any, vals: Iterable[Val]) -> bool:
 
 
 _EMPTY_SUMMARY = Summary()
+_QUEUE_TAKE = frozenset({"get", "get_nowait", "recv", "receive", "popleft", "pop"})
+_PATH_TOKENS = frozenset({"dir", "dirs", "path", "paths", "folder", "file", "filename",
+                          "dirname", "root"})
 _PLAIN = frozenset({"param", "psan"})  # labels that are only symbolic parameters
+# methods of an object that may be a chat model or a framework object (``self.agent.run``)
+_CHAT_METHODS = (CHAT_INVOKE | CHAT_BIND | frameworks.FRAMEWORK_METHODS
+                 | frameworks.HISTORY_METHODS)
 
 
 class Analysis:
@@ -219,6 +233,12 @@ class Analysis:
         # LLM calls that read their own earlier output (a model refining its own work)
         self.self_fed: set[tuple[str, str, int]] = set()
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
+        # framework objects (constructor key) that run an LLM, and their runs (call key ->
+        # framework): see :mod:`evallint.pyflow.frameworks`
+        self.fw_objects: dict[tuple[str, str, int], frameworks.FrameworkObject] = {}
+        self.fw_runs: dict[tuple[str, str, int], str] = {}
+        # framework -> the model set for it as a whole (``dspy.configure(lm=...)``)
+        self.ambient: dict[str, tuple[str | None, str]] = {}
         self.result = Result()
 
     # ------------------------------------------------------------------ relevance
@@ -336,6 +356,10 @@ class Analysis:
                 interp = Interp(self, mod, fn, report=False)
                 out |= interp.chat_object(c, mod, fn, lambda v: self.resolve_ref(
                     v.ref if v is not None else None, mod, None))
+            elif qual and frameworks.object_kind(qual) and self.framework_name(qual, mod.path):
+                fw, kind = frameworks.object_kind(qual) or ("", "")
+                out |= frameworks.make_object(Interp(self, mod, fn, report=False), c, fw, kind,
+                                              mod.path, fn.name)
             elif short in CHAT_BIND:
                 base = c.func.rsplit(".", 1)[0]
                 inner = (self.static_chat_val(mod, fn, c.recv, depth + 1)
@@ -345,6 +369,12 @@ class Analysis:
                 if chats:
                     out |= Interp(self, mod, fn, report=False).chat_bound(c, chats, mod, fn)
         return frozenset(out)
+
+    def framework_name(self, qualified: str, near: str) -> bool:
+        """``agents.Agent`` names the SDK only when the project has no ``agents`` module of
+        its own (a local package of that generic name is not the OpenAI Agents SDK); the other
+        framework names are the framework's own, in its repository too."""
+        return qualified.split(".")[0] != "agents" or self.tables.owner(qualified, near) is None
 
     def chat_schema_scored(self, mod: Module, vals: tuple[Val, ...]) -> bool:
         return schema_has_score(mod.facts.constants, vals)
@@ -374,7 +404,8 @@ class Analysis:
     def _epoch(self) -> tuple[int, int]:
         """The size of the project-wide state a function without LLM values reads (generator
         context names, chat objects); it only grows."""
-        return sum(len(v) for v in self.genctx.values()), len(self.chats)
+        return (sum(len(v) for v in self.genctx.values()),
+                len(self.chats) + len(self.ambient))
 
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
@@ -456,7 +487,11 @@ class Analysis:
                 else:
                     stack.pop()
                     order.append(node)
-        return order
+        # Module bodies first: they build the objects (a chat model, an agent) that functions
+        # read as globals, as importing the module does before any function runs; a body that
+        # calls its functions runs again when their summaries arrive.
+        return [k for k in order if k[1] == "<module>"] + [k for k in order
+                                                           if k[1] != "<module>"]
 
     @staticmethod
     def _static_callee(mod: Module, fn: FunctionIR, func: str) -> str | None:
@@ -481,7 +516,8 @@ class Analysis:
     def _dedupe(self) -> None:
         """Loops are interpreted twice: keep one record per place."""
         r = self.result
-        r.calls = list({(c.path, c.function, c.pos, c.callee): c for c in r.calls}.values())
+        r.calls = list({(c.path, c.function, c.pos, c.callee, c.origin.key if c.origin
+                         else None): c for c in r.calls}.values())
         r.events = list({(e.code, e.path, e.pos): e for e in r.events}.values())
         r.loops = list({(lp.path, lp.function, lp.pos): LoopEvent(
             lp.path, lp.function, lp.pos, lp.kind, lp.bounded, tuple(dict.fromkeys(lp.gen)),
@@ -539,6 +575,9 @@ class Analysis:
                                               else cls, depth + 1)
                 if value is not None:
                     return value, f"{cand} = {how}" if how else cand
+                value, how = self.init_default(val.ref, mod, cand, depth)
+                if value is not None:
+                    return value, how
         root, _, rest = path.partition(".")
         target = mod.facts.imports.get(root)
         if target:
@@ -551,6 +590,24 @@ class Analysis:
                 if value is not None:
                     return value, f"{name} in {PurePosixPath(other.path).name}" + (
                         f" = {how}" if how else "")
+        return None, ""
+
+
+    def init_default(self, ref: Ref | None, mod: Module, attr: str,
+                     depth: int) -> tuple[str | None, str]:
+        """``self.model = model`` in ``__init__(self, model="llama-3")``: the attribute
+        ``Class.model`` holds that parameter's default, so every method reading
+        ``self.model`` runs on it unless a caller passes another."""
+        cls = attr.split(".")[0]
+        init = mod.facts.functions.get(f"{cls}.__init__")
+        if init is None or ref is None or ref[0] != "name":
+            return None, ""
+        for p in init.params:
+            if p.name == ref[1] and p.default is not None:
+                value, how = self.resolve_ref(p.default.ref, mod, cls, depth + 1)
+                if value is not None:
+                    return value, (f"{attr}, default of `{p.name}` in `{cls}.__init__()`"
+                                   + (f", {how}" if how else ""))
         return None, ""
 
 
@@ -575,14 +632,20 @@ class Interp:
         self.handles: dict[str, int] = {}  # file objects (and writers over them) -> open id
         self.writes: set[tuple[int, tuple[int, ...]]] = set()  # (open id, loops at the write)
         self.loop_objs: dict[int, Loop] = {}
+        self.stops: set[tuple[str, Pos]] = set()  # loop stops already reported
         self.parses: dict[Origin | None, list[tuple[CallIR, L]]] = {}
         self.summary = Summary(pos=fn.pos)
         prev = an.summaries.get((mod.path, fn.name))
         self.prev_n = prev.n_llm if prev else 0
         self.returns: set[L] = set()
+        # per element of the tuples returned (None: some return is not a tuple display)
+        self.ret_elts: list[set[L]] | None = []
+        # calls of helpers that return tuples: what each element holds (see ``elements``)
+        self.call_elts: dict[int, tuple[frozenset[L], ...]] = {}
         self.slots: dict[int, set[str]] = {}
         self.sinks: dict[int, set[str]] = {}
         self.called: set[str] = set()
+        self.call_roles: set[Role] = set()  # roles of the effective calls made here
         self.flows: dict[tuple[Any, ...], Flow] = {}
         self.deps: set[tuple[str, str]] = set()
         self.cur = fn.pos
@@ -604,7 +667,9 @@ class Interp:
             self.own_role, self.own_evidence = own[0], (own[1],)
         else:
             base = fn.name.rsplit(".", 1)[-1]
-            r = function_role(base) if fn.name != "<module>" else Role.UNKNOWN
+            # a test function (``test_grader_sees_tools``) names what it tests, not a role
+            r = function_role(base) if fn.name != "<module>" and not base.startswith(
+                ("test_", "Test")) else Role.UNKNOWN
             self.own_role = r
             self.own_evidence = (f"function name `{base}`",) if r is not Role.UNKNOWN else ()
 
@@ -619,10 +684,14 @@ class Interp:
         s.role, s.role_evidence = self.own_role, self.own_evidence
         if self.meta and not self.own_configured:  # its name says generator, its prompt not
             s.role, s.role_evidence = Role.UNKNOWN, ()
+        s.meta = self.meta
         s.returns = frozenset(self.returns)
+        if self.ret_elts:
+            s.return_elts = tuple(frozenset(e) for e in self.ret_elts)
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
         s.called_roles = frozenset(self.called)
+        s.own_call_roles = frozenset(self.call_roles)
         s.llm = s.n_llm > 0
         if self.report:
             self.finish_report()
@@ -651,6 +720,7 @@ class Interp:
             if self.opens or self.handles:
                 self.note_handles(step)
             ref = self.local_ref(step.value.ref)
+            per = self.elements(step.value, len(step.targets)) if step.unpack else None
             if self.fed and any(set(name_tokens(t.rsplit(".", 1)[-1])) & VERDICT_TOKENS
                                 for t in step.targets):
                 self.note_verdict(value, f"is stored as `{step.targets[0]}`", step.pos)
@@ -661,7 +731,7 @@ class Interp:
                     self.labels[t] = self.labels.get(t, frozenset()) | value
                     self.refs.pop(t, None)
                 else:
-                    self.labels[t] = value
+                    self.labels[t] = per[step.targets.index(t)] if per is not None else value
                     self._drop_children(t)
                     if ref is not None and len(step.targets) == 1:
                         self.refs[t] = ref
@@ -672,10 +742,15 @@ class Interp:
         elif isinstance(step, Return):
             value = self.eval(step.value)
             self.returns |= value
+            self.note_return_elts(step.value)
             self.check_last_not_best(step, value)
         elif isinstance(step, If):
             test = self.eval(step.test)
             self.check_pass_test(step.test, test, step.pos)
+            if self.loop_stack and any(isinstance(x, Return) or (isinstance(x, Exit) and
+                                                                 x.kind == "break")
+                                       for x in step.body):
+                self.check_text_stop(step.test, step.pos)
             if self.fed and self.loop_stack and (step.test.compares or step.test.strings) and any(
                     isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "break")
                     for x in step.body):
@@ -690,6 +765,34 @@ class Interp:
             self.loop(step)
         elif isinstance(step, Exit):
             pass
+
+    def elements(self, val: Val, n: int) -> list[frozenset[L]] | None:
+        """What each of ``n`` unpacked elements holds, once ``val`` was evaluated: a tuple
+        display element by element, or a helper call whose returns are tuples of ``n``.
+        None when not known: then every target takes the whole value."""
+        if len(val.elts) == n:
+            return [self.peek(e) for e in val.elts]
+        if len(val.calls) == 1 and not val.names:
+            found = self.call_elts.get(val.calls[0])
+            if found is not None and len(found) == n:
+                return list(found)
+        return None
+
+    def note_return_elts(self, val: Val) -> None:
+        """Keep the returned tuple's elements apart while every return is a tuple of one
+        size; ``return`` / ``return None`` add nothing and do not spoil it."""
+        if self.ret_elts is None or val == Val():
+            return
+        found = self.call_elts.get(val.calls[0]) if len(val.calls) == 1 else None
+        size = len(val.elts) or (len(found) if found is not None else 0)
+        per = self.elements(val, size) if size else None
+        if per is None or (self.ret_elts and len(per) != len(self.ret_elts)):
+            self.ret_elts = None
+            return
+        if not self.ret_elts:
+            self.ret_elts = [set() for _ in per]
+        for acc, labels in zip(self.ret_elts, per, strict=True):
+            acc |= labels
 
     def note_open(self, c: CallIR) -> None:
         self.touched = True
@@ -738,6 +841,7 @@ class Interp:
             elif loop.test is not None:
                 test = self.eval(loop.test)
                 self.check_pass_test(loop.test, test, loop.pos)
+                self.check_text_stop(loop.test, loop.pos)
                 if self.fed and (loop.test.compares or loop.test.strings):
                     self.note_verdict(test, "decides whether the loop goes on", loop.pos)
             self.block(loop.body)
@@ -769,7 +873,23 @@ class Interp:
         assert loop.test is not None
         if any(not self.judgey(self.peek(c)) for c in loop.test.compares):
             return True
-        return self._exit_on_counter(loop.body)
+        return self._exit_on_counter(loop.body) or self._exit_on_queue(loop.body)
+
+    def _exit_on_queue(self, steps: list[Step]) -> bool:
+        """A worker loop: it takes its next job from a queue (``job = q.get()``) and stops on
+        what the queue hands it (``if job is None: break``), not on a judge's opinion."""
+        taken: set[str] = set()
+        for st in _walk_steps(steps):
+            if isinstance(st, Assign) and len(st.value.calls) == 1 and not st.value.names:
+                cid = st.value.calls[0]
+                if cid < len(self.fn.calls) and self.fn.calls[cid].func.rsplit(".", 1)[-1] in \
+                        _QUEUE_TAKE and "." in self.fn.calls[cid].func:
+                    taken.update(st.targets)
+            elif isinstance(st, If) and taken & set(st.test.names) and any(
+                    (isinstance(x, Exit) and x.kind == "break") or isinstance(x, Return)
+                    for x in st.body):
+                return True
+        return False
 
     def _exit_on_counter(self, steps: list[Step]) -> bool:
         for st in steps:
@@ -869,10 +989,19 @@ class Interp:
         low = [r.lower() for r in rest]
         if self.fed and {t for r in low for t in name_tokens(r)} & VERDICT_TOKENS:
             self.note_verdict(labels, f"is read as `{'.'.join(rest)}`", self.cur)
+        if (self.an.fw_runs or self.an.fw_objects) and len(low) == 1 and \
+                low[0] in frameworks.HISTORY_ATTRS:  # the transcript, not one message of it
+            found = frameworks.history(self, labels, rest[0], self.cur)
+            if found is not None:
+                return set(found)
         out: set[L] = set()
         meta = bool(METADATA_ATTRS & set(low)) and not (THINK_ATTRS & set(low))
         think = bool(THINK_ATTRS & set(low))
         for lb in labels:
+            field = frameworks.field_access(self, lb, rest[0]) if self.an.fw_runs else None
+            if field is not None:
+                out.add(field)
+                continue
             if lb.kind in ("llm", "gen", "judge") and meta:
                 continue
             if lb.kind in ("llm", "gen") and think and not lb.flag:
@@ -978,6 +1107,9 @@ class Interp:
         if kind == "ext" and name.split(".")[0] == "litellm" and name.endswith("completion"):
             return "litellm"
         dotted = "." + c.func
+        if dotted.endswith(".models.generate_content") and c.kw("model") is not None and any(
+                v.startswith("google.genai") for v in self.mod.facts.imports.values()):
+            return "gemini"
         anth = any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS)
         oai = any(dotted.endswith("." + m) for m in OPENAI_METHODS)
         if not (anth or oai):
@@ -993,12 +1125,32 @@ class Interp:
 
     def dispatch(self, c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],
                  recv: frozenset[L]) -> frozenset[L]:
+        bound = self.partial_of(c.func) if c.func and "." not in c.func else None
+        if bound is not None:  # ask = partial(call_llm, model="..."); ask(prompt)
+            c = CallIR(c.id, bound.args[0].names[0], (*bound.args[1:], *c.args),
+                       (*bound.kwargs, *c.kwargs), c.pos, c.recv, c.star or bound.star,
+                       c.in_try)
+            args = [self.eval(a) for a in bound.args[1:]] + args
+            kws = {**{k: self.eval(v) for k, v in bound.kwargs}, **kws}
         kind, name = self.resolve(c.func)
         sdk = self.sdk_kind(c, kind, name)
         if sdk is not None:
             return self.sdk_call(c, sdk, args, kws)
         if kind == "ext" and chat_ctor(name):
             return self.chat_object(c, self.mod, self.fn, self.model_of_val)
+        if kind == "ext" and self.an.framework_name(name, self.path):
+            fw = frameworks.object_kind(name)
+            if fw is not None:
+                return frameworks.make_object(self, c, fw[0], fw[1], self.path, self.fn.name)
+            conf = frameworks.is_configure(name)
+            if conf is not None:
+                frameworks.configure(self, conf, c)
+                return frozenset()
+            if name in frameworks.RUN_FUNCS and args:
+                chats = frameworks.framework_chats(self, args[0])
+                if chats:
+                    prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
+                    return frameworks.run_object(self, c, chats, c.args[0], prompts, inputs)
         if kind == "ext" and framework_evaluator(name):
             return self.framework_object(c, str(framework_evaluator(name)))
         if self.an.is_extractor(c.func):
@@ -1007,13 +1159,21 @@ class Interp:
             found = self.an.tables.function(name, self.path)
             if found is not None:
                 return self.user_call(c, found[0], found[1], args, kws)
+        if self.an.fw_objects and kind in ("method", "fn") and self.callable_object(c.func):
+            chats = [lb for lb in frameworks.framework_chats(self, self.read(c.func))
+                     if lb.origin is not None
+                     and self.an.fw_objects[lb.origin.key].framework == "dspy"]
+            if chats:
+                prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
+                return frameworks.run_object(self, c, chats, Val(names=(c.func,)), prompts,
+                                             inputs)
         short = c.func.rsplit(".", 1)[-1]
         everything = frozenset().union(recv, *args, *kws.values())
         if self.an.is_extractor(c.func):
             return sanitize(everything)
         if kind == "method":
             return self.method_call(c, short, args, kws, recv)
-        if self.an.chats and short in CHAT_INVOKE | CHAT_BIND and "." in c.func and any(
+        if self.an.chats and short in _CHAT_METHODS and "." in c.func and any(
                 lb.kind == "chat" for lb in self.read(c.func.rsplit(".", 1)[0])):
             return self.method_call(c, short, args, kws, recv)  # self.llm, an imported llm
         full = name if kind == "ext" else c.func
@@ -1054,6 +1214,10 @@ class Interp:
             recv = recv | self.read(base)
         allargs = frozenset().union(*args, *kws.values())
         chats = [lb for lb in recv if lb.kind == "chat"]
+        if self.an.fw_objects or self.an.fw_runs:
+            out = self.framework_method(c, short, base, args, kws, recv)
+            if out is not None:
+                return out
         if chats and short in CHAT_INVOKE:
             return self.chat_call(c, chats, args, kws)
         if chats and short in CHAT_BIND:
@@ -1091,14 +1255,70 @@ class Interp:
             return frozenset()
         return recv | allargs | loaded
 
+    def partial_of(self, name: str) -> CallIR | None:
+        """The ``functools.partial(f, ...)`` call a name was last bound to, here or at module
+        level, when it binds a function named by a plain path."""
+        found: tuple[CallIR, Module, FunctionIR] | None = None
+        vals = self.local_vals.get(name)
+        if vals:
+            v = vals[-1]
+            if len(v.calls) == 1 and not v.names and v.calls[0] < len(self.fn.calls):
+                found = (self.fn.calls[v.calls[0]], self.mod, self.fn)
+        elif name not in self.fn.locals:
+            facts = self.mod.facts
+            const = facts.constants.get(name)
+            owner = facts.functions.get(facts.owners.get(name, ""))
+            if const is not None and owner is not None and len(const.calls) == 1 and \
+                    const.calls[0] < len(owner.calls):
+                found = (owner.calls[const.calls[0]], self.mod, owner)
+        if found is None:
+            return None
+        call, mod = found[0], found[1]
+        root = call.func.split(".")[0]
+        qual = f"{mod.facts.imports.get(root, root)}{call.func[len(root):]}"
+        if qual != "functools.partial" or not call.args or len(call.args[0].names) != 1 or \
+                call.args[0].calls or call.args[0].names[0] == name:
+            return None
+        return call
+
+    def callable_object(self, func: str) -> bool:
+        """``qa(...)``, ``self.generate(...)``: a call of an object itself (a dspy module),
+        not of one of its methods (``qa.set_lm(...)``)."""
+        if not func or func.startswith("<expr>"):
+            return False
+        parts = func.split(".")
+        return len(parts) == 1 or (len(parts) == 2 and parts[0] in ("self", "cls")) or \
+            func in self.labels
+
+    def framework_method(self, c: CallIR, short: str, base: str, args: list[frozenset[L]],
+                         kws: dict[str, frozenset[L]], recv: frozenset[L]
+                         ) -> frozenset[L] | None:
+        """``team.run(task=...)``, ``model.generate_content(...)``: a framework object's
+        run; ``result.to_input_list()``: its transcript. None for any other method."""
+        fw = frameworks.framework_chats(self, recv)
+        runnable = [lb for lb in fw if lb.origin is not None and short in frameworks.RUN_METHODS
+                    .get(self.an.fw_objects[lb.origin.key].framework, frozenset())]
+        if runnable:
+            prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
+            obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
+            return frameworks.run_object(self, c, runnable, obj, prompts, inputs)
+        if short in frameworks.HISTORY_METHODS:
+            return frameworks.history(self, recv, f"{base}.{short}()", c.pos)
+        if short == "set_lm" and fw and c.args:  # module.set_lm(lm): its own LM from now on
+            frameworks.set_lm(self, fw, c.args[0])
+            return frozenset()
+        return None
+
     # ------------------------------------------------------------------ LLM calls
 
     def sdk_call(self, c: CallIR, sdk: str, args: list[frozenset[L]],
                  kws: dict[str, frozenset[L]]) -> frozenset[L]:
         model_val = c.kw("model") or (c.args[0] if sdk == "litellm" and c.args else None)
+        if model_val is None and c.star:
+            self.forwarded_model(c)
         system_val = c.kw("system") or c.kw("instructions")
         prompt_vals = [v for k, v in c.kwargs if k in ("messages", "input", "prompt",
-                                                       "requests")]
+                                                       "requests", "contents")]
         if sdk == "litellm" and len(c.args) > 1:
             prompt_vals.append(c.args[1])
         role, evidence = self.role_of(c, None, model_val, system_val, prompt_vals)
@@ -1117,6 +1337,7 @@ class Interp:
         model, model_where = self.model_of_val(model_val)
         reasoning = self.reasoning_evidence(c, model, system_val, prompt_vals)
         structured = bool(STRUCTURED & {k for k, _ in c.kwargs}) or c.func.endswith(".parse")
+        shown = (model, model_where) if model is not None else self.symbolic_model(model_val)
         schema_scored = role is Role.EVALUATOR and self.schema_scored(
             [v for k, v in c.kwargs if k in STRUCTURED])
         if role is not Role.EVALUATOR:
@@ -1139,7 +1360,7 @@ class Interp:
                         reasoning)
         if schema_scored:
             self.an.scored.add(origin.key)
-        self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
+        self.effective(c, c.func, role, evidence, inputs, shown[0], shown[1], tools, origin,
                        own_role=False)
         if c.func.endswith("batches.create"):
             return frozenset()
@@ -1243,6 +1464,38 @@ class Interp:
             return frozenset({L("judge", origin, flag=structured)})
         return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
 
+    def symbolic_model(self, val: Val | None) -> tuple[str | None, str]:
+        """A model that resolves to no name but is one variable: two calls whose model is
+        the same parameter, local or attribute run on the same model, whatever it is
+        (``generate(task, model=model)`` and ``judge(draft, model=model)``)."""
+        if val is None or val.calls or len(val.names) != 1:
+            return None, ""
+        ref = self.local_ref(val.ref)
+        if ref is None or ref[0] not in ("param", "name"):
+            return None, ""
+        if ref[0] == "param":
+            name, scope = self.fn.params[int(ref[1])].name, f"{self.fn.name}()"
+        else:
+            name = str(ref[1])
+            root = name.split(".")[0]
+            if root in ("self", "cls") and self.fn.cls and "." in name:
+                name, scope = f"{self.fn.cls}.{name.split('.', 1)[1]}", self.mod.name
+            elif root in self.fn.locals or root in {p.name for p in self.fn.params}:
+                scope = f"{self.fn.name}()"
+            else:
+                scope = self.mod.name
+        return (f"{SYMBOLIC}{name} in {scope}",
+                "not resolved to a model name; one variable picks the model of both calls")
+
+    def forwarded_model(self, c: CallIR) -> None:
+        """``create(**kwargs)`` with this function's own ``**kwargs``: the caller's
+        ``model=`` keyword picks the model (see ``user_call``)."""
+        stars = {p.name: i for i, p in enumerate(self.fn.params) if p.star}
+        for v in c.args:
+            if len(v.names) == 1 and v.names[0] in stars and not v.calls:
+                self.summary.model.param = stars[v.names[0]]
+                return
+
     def model_param(self, idx: int) -> None:
         """This function's parameter ``idx`` picks the model; remember its default."""
         self.summary.model.param = idx
@@ -1282,6 +1535,8 @@ class Interp:
             name = val.names[0]
             if what == "message history" and val.ref is None:
                 continue
+            if set(name_tokens(name.rsplit(".", 1)[-1])) & _PATH_TOKENS:
+                continue  # a folder or file the helper reads its prompt from, not the prompt
             o = Origin(self.path, c.pos, f"the generator's {what} `{name}`",
                        (self.path, self.fn.name, c.id))
             if name in self.labels or name in self.fn.locals:
@@ -1421,7 +1676,7 @@ class Interp:
         if conf is not None:
             return conf[0], (conf[1],)
         texts = self.prompt_texts(system, prompts)
-        if any(_META_TEXT.search(t) for t in texts):
+        if any(_META_TEXT.search(t) or _ROUTER_TEXT.search(t) for t in texts):
             self.meta = True
             return Role.UNKNOWN, ()
         key = (self.path, self.fn.name, c.id)
@@ -1510,10 +1765,15 @@ class Interp:
             if j < len(fn.params) and not fn.params[j].star:
                 by_param[j] = a
                 vals[j] = c.args[i]
+        star = max((i for i, p in enumerate(fn.params) if p.star), default=None)
         for k, v in c.kwargs:
             if k in names:
                 by_param[names.index(k)] = kws[k]
                 vals[names.index(k)] = v
+            elif star is not None:  # into the callee's ``**kwargs``
+                by_param[star] = by_param.get(star, frozenset()) | kws[k]
+                if k == "model" or star not in vals:
+                    vals[star] = v
         role: Role = Role.UNKNOWN
         evidence: tuple[str, ...] = ()
         conf = self.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
@@ -1521,12 +1781,17 @@ class Interp:
             role, evidence = conf[0], (conf[1],)
         elif s.role is not Role.UNKNOWN:
             role, evidence = s.role, s.role_evidence
+        elif s.llm and s.meta:
+            self.meta = True  # a router's or prompt rewriter's helper: no role of the loop
         elif s.llm:
             model_v = vals.get(s.model.param) if s.model.param is not None else None
             sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
                          None)
             prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
             role, evidence = self.role_of(c, f"{mod.name}.{fn.name}", model_v, sys_v, prompts)
+            if role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.EVALUATOR}):
+                role, evidence = Role.EVALUATOR, (f"every LLM call in `{fn.name}()` is an "
+                                                  "evaluator call",)
         if s.llm or conf is not None:
             inputs: dict[str, frozenset[L]] = {}
             for j, labels in by_param.items():
@@ -1573,6 +1838,8 @@ class Interp:
             elif s.model.fixed or s.model.default:
                 self.summary.model.fixed = model
                 self.summary.model.fixed_where = model_where
+            if model is None and s.model.param is not None and s.model.param in vals:
+                model, model_where = self.symbolic_model(vals[s.model.param])
             self.effective(c, c.func, role, evidence, inputs, model, model_where, tools, origin,
                            own_role=s.role is not Role.UNKNOWN or conf is not None,
                            sinks_only=False)
@@ -1594,7 +1861,10 @@ class Interp:
                     ev.append(c.pos)
                 if "generator" in s.called_roles and not s.llm:
                     gen.append(c.pos)
-        return self.returned(s, by_param, role, origin, c)
+        if s.return_elts:
+            self.call_elts[c.id] = tuple(self.returned(s, e, by_param, role, origin)
+                                         for e in s.return_elts)
+        return self.returned(s, s.returns, by_param, role, origin)
 
     def helper_model(self, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
         m = s.model
@@ -1605,10 +1875,12 @@ class Interp:
             return m.default, m.default_where
         return m.fixed, m.fixed_where
 
-    def returned(self, s: Summary, by_param: dict[int, frozenset[L]], role: Role,
-                 origin: Origin | None, c: CallIR) -> frozenset[L]:
+    def returned(self, s: Summary, labels: frozenset[L], by_param: dict[int, frozenset[L]],
+                 role: Role, origin: Origin | None) -> frozenset[L]:
+        """The caller's view of ``labels`` a helper returns: parameters replaced by the
+        arguments, LLM outputs re-rooted at this call site with the role it has here."""
         out: set[L] = set()
-        for lb in s.returns:
+        for lb in labels:
             if lb.kind == "param":
                 out |= by_param.get(lb.idx, frozenset())
             elif lb.kind == "psan":
@@ -1625,6 +1897,8 @@ class Interp:
                 o = Origin(origin.path, origin.pos, origin.what, origin.key,
                            tuple(dict.fromkeys(origin.reasoning + inner_r)), lb.origin)
                 out.add(L(kind, o, flag=lb.flag or (kind == "judge" and s.structured)))
+            elif lb.kind == "genctx" and role is Role.EVALUATOR and origin is not None:
+                continue  # the history of the helper's own call: here that is the judge's
             else:
                 out.add(lb)
         return frozenset(out)
@@ -1652,6 +1926,7 @@ class Interp:
                 self.fed[origin.key] = src
         r = "evaluator" if role is Role.EVALUATOR else "generator"
         self.called.add(r)
+        self.call_roles.add(role)
         if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):
             self.an.scored.add(origin.key)
         for lid in self.loop_stack:
@@ -1660,7 +1935,8 @@ class Interp:
         self.sink_check(c, role, inputs, f"`{callee}()`")
         if self.report:
             reach = tuple(lb.origin for labels in inputs.values() for lb in labels
-                          if lb.kind in ("gen", "llm", "ans") and lb.origin is not None)
+                          if lb.origin is not None and (lb.kind in ("gen", "llm", "ans") or (
+                              lb.kind == "genctx" and lb.origin.key in self.an.fw_runs)))
             model_pos = c.pos
             self.an.result.calls.append(LLMCall(
                 self.path, self.fn.name, c.pos, callee, role, evidence, model, model_where,
@@ -1710,10 +1986,30 @@ class Interp:
                     hit.discard("tool")
                 if "chain" in hit and "thought" not in tokens:
                     hit.discard("chain")
+                if hit and (tokens & EVALUATOR_WORDS or tokens & {"reflection", "reflect"}):
+                    continue  # the evaluator's own conversation (``critic_history``)
+                if hit and self.own_messages(c, n):
+                    continue
+                if hit and hit <= {"history", "transcript"} and n.split(".")[0] in params and \
+                        self.own_role is Role.EVALUATOR:
+                    continue  # a conversation evaluator: the chat it is given is its subject
                 if hit:
                     o = Origin(self.path, c.pos, f"`{n}`", (self.path, self.fn.name, -2))
                     self.flow("EL202", c.pos, f"the evaluator call {sink}",
                               L("genctx", o, name=n), n)
+
+    def own_messages(self, c: CallIR, name: str) -> bool:
+        """A message list this function built itself from literals and parameters, that
+        holds no other LLM call's output: the evaluator's own conversation, not a trace."""
+        if "." in name or name in (p.name for p in self.fn.params):
+            return False
+        built = [st.value for st in _walk_steps(self.fn.body)
+                 if isinstance(st, Assign) and name in st.targets]
+        if not built or any(cid != c.id for v in built for cid in v.calls):
+            return False  # built from another call's result (a run, a trace): not its own
+        key = (self.path, self.fn.name, c.id)
+        return not any(lb.kind in ("gen", "llm", "ans", "genctx") and lb.origin is not None
+                       and lb.origin.key != key for lb in self.read(name))
 
     def template_sink(self, c: CallIR, args: list[frozenset[L]],
                       kws: dict[str, frozenset[L]]) -> None:
@@ -1770,6 +2066,29 @@ class Interp:
                     f"pass/fail is taken from the evaluator's own `{lb.name}` field although "
                     f"the evaluator (at {where(o.path, o.pos)}) also gives a score; compute "
                     "pass in code as score >= threshold", rel))
+                return
+
+    def check_text_stop(self, test: Val, pos: Pos) -> None:
+        """A loop that stops when the evaluator's free text matches a word (``if reply ==
+        "PASS": break``, ``"<OK>" in critique``): the judge's unvalidated words decide."""
+        if not self.report or test.compares or not test.boolean or not self.loop_stack:
+            return
+        gen, _ev = self.loop_roles[self.loop_stack[-1]]
+        if not gen or ("EL503", pos) in self.stops:
+            return  # no generator in the loop: a judge refining its own verdict
+        words = [w for w in test.strings if w.strip() and len(w) <= 24]
+        if not words:
+            return
+        for lb in self.peek(test):  # before the comparison turned the labels into a bool
+            if lb.kind == "judge" and not lb.flag and lb.origin is not None:
+                o = lb.origin
+                self.stops.add(("EL503", pos))
+                self.an.result.events.append(Event(
+                    "EL503", self.path, pos,
+                    f"the loop stops when the evaluator's text (from {where(o.path, o.pos)}) "
+                    f"matches `{words[0].strip()}`: the judge's own word decides, unchecked; "
+                    "ask for a score or a structured verdict and decide the stop in code",
+                    ((o.path, o.pos, "the evaluator's output comes from here"),)))
                 return
 
     def regex_text(self, v: Val) -> str | None:
@@ -1892,6 +2211,15 @@ class Interp:
 @lru_cache(maxsize=65536)
 def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(_name_tokens(name))
+
+
+def _walk_steps(steps: list[Step]) -> Iterable[Step]:
+    """Every step of a body, nested ones included."""
+    for st in steps:
+        yield st
+        if isinstance(st, (If, Loop)):
+            yield from _walk_steps(st.body)
+            yield from _walk_steps(st.orelse)
 
 
 def _bound_names(loop: Loop) -> set[str]:

@@ -102,6 +102,8 @@ class _Fn:
     validates: bool = False
     best: bool = False
     locals: set[str] = field(default_factory=set)
+    # ``with f(...):`` blocks: the id of the context call and the block's last line
+    withs: list[tuple[int, int]] = field(default_factory=list)
     # steps made while building an expression (a comprehension binds its targets): they run
     # before the statement that holds the expression
     pending: list[Step] = field(default_factory=list)
@@ -152,7 +154,7 @@ class Builder:
                 is_method: bool = False) -> FunctionIR:
         return FunctionIR(name=fn.name, params=params, body=body, calls=fn.calls, pos=pos,
                           is_method=is_method, cls=fn.cls, validates=fn.validates, best=fn.best,
-                          locals=frozenset(fn.locals))
+                          locals=frozenset(fn.locals), withs=tuple(fn.withs))
 
     def block(self, stmts: Sequence[ast.stmt], fn: _Fn, module_level: bool = False,
               cls: str | None = None) -> list[Step]:
@@ -183,7 +185,9 @@ class Builder:
                     self.record_constant(t, node.value, value, cls, fn)
                 self.init_attr(t, value, fn)
             self._note_names(targets, fn)
-            out.append(Assign(tuple(targets), value, self.pos(node), weak=weak))
+            unpack = len(node.targets) == 1 and _flat_tuple(node.targets[0])
+            out.append(Assign(tuple(targets), value, self.pos(node), weak=weak,
+                              unpack=unpack))
         elif isinstance(node, ast.AnnAssign):
             if node.value is None:
                 return
@@ -336,6 +340,8 @@ class Builder:
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 val = self.expr(item.context_expr, fn)
+                if isinstance(item.context_expr, ast.Call) and val.calls:
+                    fn.withs.append((val.calls[-1], self.end_line(node)))
                 if item.optional_vars is not None:
                     names, _ = self.target_names(item.optional_vars)
                     self._note_names(names, fn)
@@ -498,8 +504,10 @@ class Builder:
             system = m.system
             if isinstance(node, ast.Tuple) and len(items) == 2 and items[0].text in _SYSTEM_ROLES:
                 system += items[1].names  # LangChain ("system", text) message pairs
+            elts = tuple(items) if isinstance(node, ast.Tuple) and 2 <= len(items) <= 8 and \
+                not any(isinstance(el, ast.Starred) for el in node.elts) else ()
             return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                       m.compares, False, m.chained, m.scored, system=system)
+                       m.compares, False, m.chained, m.scored, system=system, elts=elts)
         if isinstance(node, ast.Dict):
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
@@ -627,6 +635,10 @@ class Builder:
             fn.validates = True
         if last in ("max", "sorted", "min", "nlargest") and any(k == "key" for k, _ in kwargs):
             fn.best = True
+        if last in ("argmax", "argsort") or (last == "index" and any(
+                fn.calls[cid].func in ("max", "min") for a in args for cid in a.calls
+                if cid < len(fn.calls))):
+            fn.best = True  # scores.index(max(scores)), np.argmax(scores): the best one is picked
         if func == "min" and any(v.calls for v in args):
             fn.validates = True  # min(max(x, 0), 1): a clamp
         call = CallIR(id=len(fn.calls), func=func, args=tuple(args), kwargs=tuple(kwargs),
@@ -643,6 +655,13 @@ _SYSTEM_ROLES = frozenset({"system", "developer"})
 _SYSTEM_MESSAGES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 
 _TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def _flat_tuple(target: ast.expr) -> bool:
+    """``a, b = ...`` or ``self.x, y = ...``: one plain name or attribute per element, so each
+    target can take its own element's value."""
+    return isinstance(target, (ast.Tuple, ast.List)) and 2 <= len(target.elts) <= 8 and all(
+        isinstance(el, (ast.Name, ast.Attribute)) for el in target.elts)
 
 
 def _str_const(node: ast.expr | None) -> str | None:

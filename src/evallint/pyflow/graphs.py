@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from evallint.facts import Pos
-from evallint.pyflow.ir import FunctionIR, If, Loop, PythonFacts, Return, Step, Val
+from evallint.pyflow.ir import Assign, FunctionIR, If, Loop, PythonFacts, Return, Step, Val
 from evallint.pyflow.relevance import function_role
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
@@ -27,7 +27,8 @@ _START, _END = "__start__", "__end__"
 # Words that make a router's test an attempt bound (``state["attempts"] >= MAX``).
 _COUNTER_WORDS = frozenset({"attempt", "attempts", "iteration", "iterations", "iter", "retries",
                             "retry", "tries", "count", "counter", "revision", "revisions",
-                            "round", "rounds", "max", "limit", "loops"})
+                            "round", "rounds", "max", "limit", "loops", "num", "turns",
+                            "cycles"})
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,9 @@ def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
                 continue
             fn = _function(facts, router)
             bounded = fn is not None and _counts_attempts(fn)
+            for node in (src, back):  # or a node of the cycle stops it by its own counter
+                node_fn = _function(facts, g.nodes[node][0])
+                bounded = bounded or (node_fn is not None and _node_counts(node_fn))
             yield GraphLoop(facts.path, pos, (back, g.nodes[back][1]), (src, g.nodes[src][1]),
                             router, bounded)
 
@@ -229,6 +233,31 @@ def _returned_strings(fn: FunctionIR) -> Iterator[str]:
     for s in _walk(fn.body):
         if isinstance(s, Return):
             yield from s.value.strings
+
+
+def _node_counts(fn: FunctionIR) -> bool:
+    """A node that bounds the cycle itself: it returns early when a counter read from the
+    state passes a limit (``if state["rounds"] >= 2: return {"done": True}``) and writes that
+    counter back into the state it returns (``{"rounds": rounds + 1}``)."""
+    local: dict[str, tuple[str, ...]] = {}
+    written: set[str] = set()
+    for s in _walk(fn.body):
+        if isinstance(s, Assign):
+            for t in s.targets:
+                local[t] = s.value.names
+        if isinstance(s, (Assign, Return)):
+            written.update(x for x in s.value.strings if x.isidentifier())
+    for s in _walk(fn.body):
+        if not isinstance(s, If) or not s.test.compares or \
+                not any(isinstance(x, Return) for x in s.body):
+            continue
+        for operand in s.test.compares:
+            for name in operand.names:
+                for path in (name, *local.get(name, ())):
+                    key = path.rsplit(".", 1)[-1]
+                    if key in written and set(name_tokens(key)) & _COUNTER_WORDS:
+                        return True
+    return False
 
 
 def _counts_attempts(fn: FunctionIR) -> bool:

@@ -54,6 +54,9 @@ class Val:
     scored: bool = False
     boolean: bool = False
     system: tuple[str, ...] = ()
+    # A tuple display ``(a, b)``: each element's value, so ``return text, history`` and
+    # ``x, y = a, b`` keep the history apart from the text (empty for anything else).
+    elts: tuple[Val, ...] = ()
 
 
 EMPTY = Val()
@@ -84,13 +87,15 @@ class CallIR:
 @dataclass(slots=True)
 class Assign:
     """``targets = value`` (tuple unpacking gives several targets; ``aug`` for ``+=``;
-    ``weak`` when the target is an element, such as ``d[k] = v``, so old values remain)."""
+    ``weak`` when the target is an element, such as ``d[k] = v``, so old values remain;
+    ``unpack`` when the targets are one flat tuple, ``a, b = ...``, one name per element)."""
 
     targets: tuple[str, ...]
     value: Val
     pos: Pos
     aug: bool = False
     weak: bool = False
+    unpack: bool = False
 
 
 @dataclass(slots=True)
@@ -162,6 +167,8 @@ class FunctionIR:
     validates: bool = False  # validation evidence: *validate*(), isinstance, range check, clamp
     best: bool = False  # keeps a best candidate: a name with the token "best", max/sorted(key=)
     locals: frozenset[str] = frozenset()
+    # ``with`` blocks over a call (``with dspy.context(lm=...):``): (call id, last line)
+    withs: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass

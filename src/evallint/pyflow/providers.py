@@ -10,7 +10,9 @@ LLM_SDKS = ("anthropic", "openai", "litellm", "mistralai")
 ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
                      "messages.batches.create", "completions.create")
 OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
-                  "responses.create", "responses.parse", "responses.stream")
+                  "responses.create", "responses.parse", "responses.stream",
+                  # openai < 1.0: ``openai.ChatCompletion.create(model=..., messages=...)``
+                  "ChatCompletion.create", "ChatCompletion.acreate")
 # mistralai: ``MistralClient().chat(...)`` (before 1.0), ``Mistral().chat.complete(...)``; so
 # generic a method name counts only in a module importing mistralai, with ``model=``
 MISTRAL_METHODS = ("chat", "chat_stream", "chat.complete", "chat.stream", "chat.complete_async",
@@ -18,6 +20,11 @@ MISTRAL_METHODS = ("chat", "chat_stream", "chat.complete", "chat.stream", "chat.
 # Evaluation frameworks whose evaluator object runs an LLM judge: the constructor, the class
 # that carries its model, and the methods that judge
 FRAMEWORK_EVALUATORS = {"uptrain.EvalLLM": "uptrain"}
+# Agent and evaluation frameworks modelled in :mod:`evallint.pyflow.frameworks` (Gemini's
+# ``google.generativeai`` / ``google.genai`` are matched by their full module name)
+FRAMEWORK_ROOTS = ("agents", "dspy", "pydantic_ai", "pydantic_evals", "autogen_agentchat",
+                   "autogen", "ag2", "textgrad", "mcp_agent")
+GOOGLE_LLM_MODULES = ("google.generativeai", "google.genai")
 FRAMEWORK_SETTINGS = ("Settings",)
 FRAMEWORK_EVAL_METHODS = frozenset({"evaluate", "evaluate_experiments", "aevaluate"})
 LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
@@ -46,14 +53,17 @@ _SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
 PREFILTER_WORDS = (
     "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
-    "langchain", "langgraph", "mistral",
+    "langchain", "langgraph", "mistral", "dspy", "from agents", "import agents", "autogen",
+    "pydantic_ai", "pydantic_evals", "genai", "generativeai", "completions.create",
+    "responses.create", "generate_content", "textgrad", "evaluatoroptimizer",
 )
 # A module that imports one of these (or a ``langchain*`` package) can call an LLM.
-SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS)))
+SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS),
+                       *FRAMEWORK_ROOTS))
 # Call text that shows an SDK call even when the client comes from elsewhere.
 SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
                  ".completions.create", ".completions.parse", ".responses.create",
-                 ".responses.parse", ".responses.stream")
+                 ".responses.parse", ".responses.stream", ".ChatCompletion.create")
 
 
 def chat_ctor(qualified: str) -> bool:
@@ -97,4 +107,6 @@ def has_sdk_call(facts: PythonFacts) -> bool:
             target = facts.imports.get(root, "")
             if target.split(".")[0] == "litellm":
                 return True
+            if target.startswith(GOOGLE_LLM_MODULES) or target.split(".")[0] in FRAMEWORK_ROOTS:
+                return True  # a framework object or run (the interpreter decides)
     return False

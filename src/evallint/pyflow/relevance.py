@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from evallint.pyflow.providers import SDK_CALL_TEXT, SDK_ROOTS
+from evallint.pyflow.providers import GOOGLE_LLM_MODULES, SDK_CALL_TEXT, SDK_ROOTS
 from evallint.roles import Role, name_tokens, role_from_name
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
@@ -59,10 +59,20 @@ def function_role(name: str) -> Role:
     role = role_from_name(name)
     if role is Role.UNKNOWN:
         first = name_tokens(name)
+        if first and first[0] in _REFLECT:
+            return Role.EVALUATOR  # the reflection step critiques the last attempt
+        if first and first[-1] in _VALUE and (len(first) == 1 or first[0] in _VALUE_VERBS):
+            return Role.EVALUATOR  # a search's value function scores a candidate
         if first:
             return role_from_name(first[0])
     return role
 
+
+# A reflection step (``reflect()``) writes the critique of the previous attempt.
+_REFLECT = frozenset({"reflect", "reflection"})
+# A tree search's value function (``get_value``, ``estimate_values``) scores a candidate.
+_VALUE = frozenset({"value", "values"})
+_VALUE_VERBS = frozenset({"get", "compute", "estimate", "predict"})
 
 _MODEL_HINTS = ("claude", "gpt-", "gemini", "o1", "o3", "o4", "haiku", "sonnet", "opus")
 
@@ -77,7 +87,8 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
             if any(_sdk_root(a.name) for a in node.names):
                 return True
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and _sdk_root(node.module or ""):
+            if node.level == 0 and (_sdk_root(node.module or "") or any(
+                    _sdk_root(f"{node.module}.{a.name}") for a in node.names)):
                 return True
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if function_role(node.name) is Role.EVALUATOR:
@@ -92,7 +103,8 @@ def _sdk_root(module: str) -> bool:
     """An LLM SDK, a LangChain package (``langchain_openai``, ``langchain.chat_models``) or
     LangGraph (a graph module wires the generator and the judge nodes into a loop)."""
     root = module.split(".")[0]
-    return root in SDK_ROOTS or root.startswith(("langchain", "langgraph"))
+    return root in SDK_ROOTS or root.startswith(("langchain", "langgraph")) or \
+        module.startswith(GOOGLE_LLM_MODULES)
 
 
 def _walk_defs(tree: ast.Module) -> Iterator[ast.AST]:

@@ -12,6 +12,9 @@ from evallint.facts import Pos
 from evallint.pyflow.summaries import Origin
 from evallint.roles import Role
 
+# How an unresolved model that is one variable is named (see ``Interp.symbolic_model``).
+SYMBOLIC = "the value of "
+
 
 @dataclass
 class Flow:

@@ -74,12 +74,20 @@ class Summary:
     structured: bool = False
     n_llm: int = 0
     pos: Pos | None = None
+    # Every return is a tuple display of this many elements: what each element holds, so the
+    # caller's ``text, history = f()`` keeps them apart (empty: not known element-wise).
+    return_elts: tuple[frozenset[L], ...] = ()
+    # its LLM call routes, rewrites a judge prompt or judges the input (``Interp.meta``): a
+    # call of it is no evaluator of the generator, whatever its input and result
+    meta: bool = False
+    # the roles of the LLM calls made in the function itself, as decided there
+    own_call_roles: frozenset[Role] = frozenset()
 
     def signature(self) -> tuple[object, ...]:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
                 tuple(sorted(self.sinks.items())), self.model.param, self.model.default,
                 self.model.fixed, self.reasoning, self.called_roles, self.structured,
-                self.n_llm)
+                self.n_llm, self.return_elts, self.meta, self.own_call_roles)
 
 
 @dataclass
