@@ -42,7 +42,8 @@ def template_findings(facts: PromptFacts, ctx: Context, anchor: Pos,
     ``anchor`` replaces the file-level position (line 1) of EL601, which for an embedded
     template is where the template starts. ``judges_output`` False: the judge renders no
     candidate output at all (a retrieval-relevance or user-friction classifier), so what it
-    renders is what it grades; EL102 is then a note, not an error.
+    renders is what it grades; EL102 is then a note, not an error, and EL103 ("neither the task
+    input nor the output") has no ground: the graded item is one of its variables.
     """
     wanted = set(codes) & ctx.enabled
     kind = FileKind.PROMPT.value
@@ -50,7 +51,7 @@ def template_findings(facts: PromptFacts, ctx: Context, anchor: Pos,
         if kind not in check.kinds or not set(check.codes) & wanted:
             continue
         for f in check.fn(facts, ctx):
-            if f.code not in wanted:
+            if f.code not in wanted or (f.code == "EL103" and not judges_output):
                 continue
             if f.code == "EL102" and not judges_output and f.severity is not Severity.NOTE:
                 f = dataclasses.replace(
