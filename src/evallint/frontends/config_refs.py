@@ -28,6 +28,7 @@ from evallint.frontend import frontend
 from evallint.frontends import prompt_files as pf
 from evallint.frontends.embedded import identity, prompt_from_text, scalar_locator
 from evallint.frontends.marks import Doc, PathT, load_yaml
+from evallint.frontends.marks import value_at as _at
 from evallint.kinds import FileKind
 from evallint.roles import Role, RoleInfo
 from evallint.source import LineIndex, SourceError, SourceFile, decode, read_bounded
@@ -91,17 +92,6 @@ def parse_judge_config(source: SourceFile, config: Config) -> JudgeConfigFacts:
     elif shape == "pydantic-evals":
         reader.pydantic_evals()
     return facts
-
-
-def _at(data: Any, path: PathT) -> Any:
-    for key in path:
-        if isinstance(data, dict):
-            data = data.get(key)
-        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
-            data = data[key]
-        else:
-            return None
-    return data
 
 
 class _Reader:

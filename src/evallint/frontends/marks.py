@@ -59,6 +59,18 @@ class Doc:
         return v.line if v else None
 
 
+def value_at(data: Any, path: PathT) -> Any:
+    """The value at ``path`` in decoded YAML/JSON data, or None where the path breaks."""
+    for key in path:
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
+
+
 def load_yaml(text: str, line_offset: int = 0) -> Doc:
     """Parse one YAML document with positions (``line_offset`` for embedded front matter)."""
     try:

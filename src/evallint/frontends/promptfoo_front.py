@@ -16,6 +16,7 @@ from evallint.config import Config
 from evallint.facts import FileFacts, Pos
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.marks import Doc, PathT, load_json, load_yaml
+from evallint.frontends.marks import value_at as _at
 from evallint.kinds import FileKind
 from evallint.source import SourceFile
 
@@ -313,17 +314,6 @@ def _graders_by_file(source: SourceFile, config: Config, facts: PromptfooFacts) 
         pid = sub.data.get("id") if isinstance(sub.data, dict) else None
         if isinstance(pid, str):
             g.id, g.model, g.via = pid, provider_model(pid), found[0]
-
-
-def _at(data: Any, path: PathT) -> Any:
-    for key in path:
-        if isinstance(data, dict):
-            data = data.get(key)
-        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
-            data = data[key]
-        else:
-            return None
-    return data
 
 
 def _include(doc: Doc, path: PathT, value: str, purpose: str, facts: PromptfooFacts) -> None:

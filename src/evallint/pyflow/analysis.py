@@ -1537,13 +1537,17 @@ class Interp:
                 continue
             if set(name_tokens(name.rsplit(".", 1)[-1])) & _PATH_TOKENS:
                 continue  # a folder or file the helper reads its prompt from, not the prompt
-            o = Origin(self.path, c.pos, f"the generator's {what} `{name}`",
-                       (self.path, self.fn.name, c.id))
-            if name in self.labels or name in self.fn.locals:
-                self.labels[name] = self.labels.get(name, frozenset()) | {
-                    L("genctx", o, name=name)}
-            else:
-                self.genctx_globals[name] = L("genctx", o, name=name)
+            self.genctx_label(c, name, what)
+
+    def genctx_label(self, c: CallIR, name: str, what: str) -> None:
+        """Label ``name`` (a local, or a module-level name for every function) as the
+        generator's ``what`` given to call ``c``."""
+        o = Origin(self.path, c.pos, f"the generator's {what} `{name}`",
+                   (self.path, self.fn.name, c.id))
+        if name in self.labels or name in self.fn.locals:
+            self.labels[name] = self.labels.get(name, frozenset()) | {L("genctx", o, name=name)}
+        else:
+            self.genctx_globals[name] = L("genctx", o, name=name)
 
     def mark_system_slot(self, c: CallIR, messages: list[Val]) -> None:
         """Names in the system slot of a generator's message list (``{"role": "system",
@@ -1557,13 +1561,7 @@ class Interp:
             if "." in name:
                 continue
             self.touched = True
-            o = Origin(self.path, c.pos, f"the generator's system prompt `{name}`",
-                       (self.path, self.fn.name, c.id))
-            if name in self.labels or name in self.fn.locals:
-                self.labels[name] = self.labels.get(name, frozenset()) | {
-                    L("genctx", o, name=name)}
-            else:
-                self.genctx_globals[name] = L("genctx", o, name=name)
+            self.genctx_label(c, name, "system prompt")
 
     def system_message_const(self, name: str) -> bool:
         """Is the module-level ``name`` a system message (``SystemMessage(...)``)?"""
