@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from evallint.findings import Finding
 from evallint.pyflow.project import rel, result_for
-from evallint.pyflow.results import where
+from evallint.pyflow.results import Event, where
 from evallint.registry import Context, Project, project_check
 
 
@@ -28,5 +28,35 @@ def python_loops(project: Project, ctx: Context) -> Iterator[Finding]:
                 "bound on attempts: add a max_attempts counter", related=related)
     for ev in result.events:
         if ctx.is_enabled(ev.code):
-            yield ctx.finding(ev.code, ev.path, ev.pos, ev.message,
+            yield ctx.finding(ev.code, ev.path, ev.pos, message(ev),
                               related=[rel(p, pos, m) for p, pos, m in ev.related])
+
+
+# What each kind of loop event says; ``{name}`` fields come from the event's facts.
+MESSAGES = {
+    ("EL502", "last-attempt"): "returns the last attempt (generated at {at} inside the "
+                               "refinement loop), not the best-scoring one",
+    ("EL503", "pass-field"): "pass/fail is taken from the evaluator's own `{field}` field "
+                             "although the evaluator (at {at}) also gives a score; compute "
+                             "pass in code as score >= threshold",
+    ("EL503", "text-stop"): "the loop stops when the evaluator's text (from {at}) matches "
+                            "`{word}`: the judge's own word decides, unchecked; ask for a score "
+                            "or a structured verdict and decide the stop in code",
+    ("EL504", "unchecked-parse"): "the evaluator's output (from {at}) is parsed with `{func}()` "
+                                  "without error handling or validation",
+    ("EL505", "refinement"): 'file opened with mode "{mode}" inside the refinement loop at '
+                             "{loop}: every attempt truncates what the attempts before it wrote",
+    ("EL505", "per-case"): 'results file opened with mode "{mode}" inside the per-case loop at '
+                           "{loop}: every case truncates the records of the cases before it",
+    ("EL505", "record-by-record"): 'results file opened with mode "{mode}" and written record '
+                                   "by record in the loop at {loop}: a rerun truncates the "
+                                   "records of the last run, and an interrupted run cannot "
+                                   "resume",
+}
+_EL505_FIX = '; open it with "a", append each record and flush'
+
+
+def message(ev: Event) -> str:
+    """The finding's text for a loop event of the analysis."""
+    text = MESSAGES[(ev.code, ev.kind)].format_map(dict(ev.facts))
+    return text + _EL505_FIX if ev.code == "EL505" else text

@@ -2060,10 +2060,8 @@ class Interp:
                 o = lb.origin
                 rel = ((o.path, o.pos, "the evaluator's output comes from here"),)
                 self.an.result.events.append(Event(
-                    "EL503", self.path, pos,
-                    f"pass/fail is taken from the evaluator's own `{lb.name}` field although "
-                    f"the evaluator (at {where(o.path, o.pos)}) also gives a score; compute "
-                    "pass in code as score >= threshold", rel))
+                    "EL503", self.path, pos, "pass-field",
+                    (("field", lb.name or ""), ("at", where(o.path, o.pos))), rel))
                 return
 
     def check_text_stop(self, test: Val, pos: Pos) -> None:
@@ -2082,10 +2080,8 @@ class Interp:
                 o = lb.origin
                 self.stops.add(("EL503", pos))
                 self.an.result.events.append(Event(
-                    "EL503", self.path, pos,
-                    f"the loop stops when the evaluator's text (from {where(o.path, o.pos)}) "
-                    f"matches `{words[0].strip()}`: the judge's own word decides, unchecked; "
-                    "ask for a score or a structured verdict and decide the stop in code",
+                    "EL503", self.path, pos, "text-stop",
+                    (("at", where(o.path, o.pos)), ("word", words[0].strip())),
                     ((o.path, o.pos, "the evaluator's output comes from here"),)))
                 return
 
@@ -2137,9 +2133,8 @@ class Interp:
                       and lid not in self.loop_stack]
             if inside:
                 self.an.result.events.append(Event(
-                    "EL502", self.path, step.pos,
-                    f"returns the last attempt (generated at {where(self.path, lb.origin.pos)} "
-                    "inside the refinement loop), not the best-scoring one",
+                    "EL502", self.path, step.pos, "last-attempt",
+                    (("at", where(self.path, lb.origin.pos)),),
                     ((self.path, lb.origin.pos, "the attempt is generated here"),)))
                 return
 
@@ -2151,9 +2146,9 @@ class Interp:
             rel = ((origin.path, origin.pos, "the evaluator's output comes from here"),) \
                 if origin else ()
             self.an.result.events.append(Event(
-                "EL504", self.path, c.pos,
-                f"the evaluator's output (from {where(origin.path, origin.pos) if origin else '?'})"
-                f" is parsed with `{c.func}()` without error handling or validation", rel))
+                "EL504", self.path, c.pos, "unchecked-parse",
+                (("at", where(origin.path, origin.pos) if origin else "?"), ("func", c.func)),
+                rel))
         has_eval = any(lc.path == self.path and lc.role is Role.EVALUATOR
                        for lc in self.an.result.calls)
         for cid, (c, loops, bound) in self.opens.items():
@@ -2177,16 +2172,13 @@ class Interp:
             # a path made from what the loop binds (f"out/{case_id}.json") is one file per case
             fixed = not {n.split(".")[0] for n in target.names} & bound
             llm_loops = [lid for lid in loops if any(self.loop_roles.get(lid, ((), ())))]
-            msg = ""
+            kind, loop_at = "", ""
             if fixed and any(lid in self.refinement for lid in loops):
                 lid = next(lid for lid in loops if lid in self.refinement)
-                msg = (f"file opened with mode \"{mode}\" inside the refinement loop at "
-                       f"{where(self.path, self.loop_objs[lid].pos)}: every attempt truncates "
-                       "what the attempts before it wrote")
+                kind, loop_at = "refinement", where(self.path, self.loop_objs[lid].pos)
             elif fixed and resultish and llm_loops:
-                msg = (f"results file opened with mode \"{mode}\" inside the per-case loop at "
-                       f"{where(self.path, self.loop_objs[llm_loops[-1]].pos)}: every case "
-                       "truncates the records of the cases before it")
+                kind = "per-case"
+                loop_at = where(self.path, self.loop_objs[llm_loops[-1]].pos)
             else:
                 for h, wloops in sorted(self.writes):
                     inner = wloops[len(loops):] if wloops[:len(loops)] == loops else ()
@@ -2194,16 +2186,12 @@ class Interp:
                         continue
                     judged = any(self.loop_roles.get(lid, ((), ()))[1] for lid in inner)
                     if (resultish and has_eval) or judged:
-                        msg = (f"results file opened with mode \"{mode}\" and written record "
-                               "by record in the loop at "
-                               f"{where(self.path, self.loop_objs[inner[0]].pos)}: a rerun "
-                               "truncates the records of the last run, and an interrupted run "
-                               "cannot resume")
+                        kind = "record-by-record"
+                        loop_at = where(self.path, self.loop_objs[inner[0]].pos)
                         break
-            if msg:
+            if kind:
                 self.an.result.events.append(Event(
-                    "EL505", self.path, c.pos,
-                    msg + "; open it with \"a\", append each record and flush"))
+                    "EL505", self.path, c.pos, kind, (("mode", mode), ("loop", loop_at))))
 
 
 @lru_cache(maxsize=65536)

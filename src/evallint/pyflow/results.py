@@ -72,13 +72,19 @@ class LoopEvent:
 
 @dataclass
 class Event:
-    """EL502/EL503/EL504/EL505 evidence: a position, a message and related places."""
+    """EL502/EL503/EL504/EL505 evidence: what was found (``kind``) and its facts (``facts``:
+    names, places, modes), with related places. The wording is the check's
+    (``checks/python_loop.py``), so a new message never touches the analysis."""
 
     code: str
     path: str
     pos: Pos
-    message: str
+    kind: str
+    facts: tuple[tuple[str, str], ...] = ()
     related: tuple[tuple[str, Pos, str], ...] = ()
+
+    def fact(self, key: str) -> str:
+        return dict(self.facts).get(key, "")
 
 
 @dataclass
