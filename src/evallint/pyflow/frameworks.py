@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 AGENTS_SDK_DEFAULT = "openai-agents-sdk-default"
 AGENTS_SDK_DEFAULT_WHERE = ("no `model=` on the Agent: the Agents SDK default model "
                             "(OPENAI_DEFAULT_MODEL)")
+# crewAI: an Agent without ``llm=`` runs on the crew's default LLM (OPENAI_MODEL_NAME)
+CREWAI_DEFAULT = "crewai-default-llm"
+CREWAI_DEFAULT_WHERE = "no `llm=` on the crewAI Agent: the default LLM (OPENAI_MODEL_NAME)"
 # pydantic-evals' documented default judge model, changed by ``set_default_judge_model``
 PYDANTIC_EVALS_DEFAULT = "openai:gpt-4o"
 
@@ -101,6 +104,8 @@ def object_kind(qualified: str) -> tuple[str, str] | None:
         return "autogen", "agent"
     if root in AUTOGEN_ROOTS and last in AUTOGEN_TEAMS:
         return "autogen", "team"
+    if root == "crewai" and last in ("Agent", "Task"):
+        return "crewai", last.lower()
     if root == "pydantic_evals" and last == "LLMJudge":
         return "pydantic_evals", "judge"
     if qualified.startswith("google.generativeai.") and last == "GenerativeModel":
@@ -150,6 +155,8 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
         _evaluator_optimizer(it, c, key)
     if framework == "textgrad" and kind == "forward" and key[:2] == (it.path, it.fn.name):
         _textgrad_engine_use(it, c, key, Role.GENERATOR)
+    if framework == "crewai" and kind == "task":
+        return _crew_task(it, c, key) if key[:2] == (it.path, it.fn.name) else frozenset()
     what = f"the {_LABEL.get(framework, framework)} `{c.func.rsplit('.', 1)[-1]}`"
     name = an.fw_objects[key].name
     return frozenset({L("chat", Origin(mod_path, c.pos, what + (f" `{name}`" if name else ""),
@@ -158,7 +165,7 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
 
 _LABEL = {"agents": "Agents SDK", "pydantic_ai": "pydantic-ai", "dspy": "dspy",
           "autogen": "autogen", "pydantic_evals": "pydantic-evals", "gemini": "Gemini",
-          "textgrad": "textgrad", "mcp_agent": "mcp-agent"}
+          "textgrad": "textgrad", "mcp_agent": "mcp-agent", "crewai": "crewAI"}
 
 
 def _object_model(it: Interp, c: CallIR, framework: str, kind: str) -> tuple[str | None, str]:
@@ -175,6 +182,11 @@ def _object_model(it: Interp, c: CallIR, framework: str, kind: str) -> tuple[str
     if framework == "autogen" and kind == "agent":
         val = c.kw("model_client") or c.kw("llm_config")
         return _model_in(it, val) if val is not None else (None, "")
+    if framework == "crewai":
+        if kind != "agent":
+            return None, ""
+        val = c.kw("llm")
+        return _model_in(it, val) if val is not None else (CREWAI_DEFAULT, CREWAI_DEFAULT_WHERE)
     if framework == "pydantic_evals":
         val = c.kw("model")
         if val is not None:
@@ -316,7 +328,30 @@ def _describe(it: Interp, c: CallIR, framework: str, kind: str) -> FrameworkObje
         members = tuple(dict.fromkeys(keys))
     tv = c.kw("tools")
     tools = (tuple(tv.tool_names) + it.const_tools(tv)) if tv is not None else ()
+    if framework == "crewai" and kind == "agent":
+        # role= names the agent ("Senior Editor"); goal and backstory are its instructions;
+        # tools are instances (FileWriterTool()): their class names say what they do
+        role_val = c.kw("role")
+        name = role_val.text if role_val is not None and role_val.text else name
+        system = c.kw("backstory") or c.kw("goal") or system
+        if tv is not None:
+            tools += tuple(it.fn.calls[cid].func.rsplit(".", 1)[-1] for cid in tv.calls
+                           if cid < len(it.fn.calls))
     return FrameworkObject(framework, kind, name, system, structured, tools, reasoning, members)
+
+
+def _crew_task(it: Interp, c: CallIR, key: tuple[str, str, int]) -> frozenset[L]:
+    """A crewAI ``Task``: the crew runs it on its ``agent=``, with its description and the
+    output of the tasks in ``context=`` as the prompt, so its construction is that agent's
+    LLM call (the crew's ``kickoff`` only runs them in order)."""
+    agent_val = c.kw("agent")
+    chats = framework_chats(it, it.eval(agent_val)) if agent_val is not None else []
+    if not chats:
+        return frozenset()
+    prompt_vals = [v for v in (c.kw("description"), c.kw("expected_output"), c.kw("context"))
+                   if v is not None]
+    inputs = {k: it.eval(v) for k, v in c.kwargs if k in ("description", "context")}
+    return run_object(it, c, chats, agent_val, prompt_vals, inputs)
 
 
 def _llm_judge(it: Interp, c: CallIR, key: tuple[str, str, int]) -> None:

@@ -23,7 +23,7 @@ FRAMEWORK_EVALUATORS = {"uptrain.EvalLLM": "uptrain"}
 # Agent and evaluation frameworks modelled in :mod:`evallint.pyflow.frameworks` (Gemini's
 # ``google.generativeai`` / ``google.genai`` are matched by their full module name)
 FRAMEWORK_ROOTS = ("agents", "dspy", "pydantic_ai", "pydantic_evals", "autogen_agentchat",
-                   "autogen", "ag2", "textgrad", "mcp_agent")
+                   "autogen", "ag2", "textgrad", "mcp_agent", "crewai")
 GOOGLE_LLM_MODULES = ("google.generativeai", "google.genai")
 FRAMEWORK_SETTINGS = ("Settings",)
 FRAMEWORK_EVAL_METHODS = frozenset({"evaluate", "evaluate_experiments", "aevaluate"})
@@ -55,7 +55,7 @@ PREFILTER_WORDS = (
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
     "langchain", "langgraph", "mistral", "dspy", "from agents", "import agents", "autogen",
     "pydantic_ai", "pydantic_evals", "genai", "generativeai", "completions.create",
-    "responses.create", "generate_content", "textgrad", "evaluatoroptimizer",
+    "responses.create", "generate_content", "textgrad", "evaluatoroptimizer", "crewai",
 )
 # A module that imports one of these (or a ``langchain*`` package) can call an LLM.
 SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS),
