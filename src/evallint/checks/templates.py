@@ -15,7 +15,7 @@ from evallint import models
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
 from evallint.findings import Finding, Related, Severity
 from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY
-from evallint.kinds import TEMPLATE_KINDS
+from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens
 
@@ -597,3 +597,47 @@ def prompt_models(project: Project, ctx: Context) -> Iterator[Finding]:
                         f"generator prompt {gen.path} ({gen.model})",
                         related=related, evidence=list(ev.role.evidence),
                     )
+
+
+# ---------------------------------------------------------------------------- Python strings
+
+
+@file_check("EL101", "EL102", "EL103", "EL105", "EL106", kinds=(FileKind.PYTHON,
+                                                                 FileKind.NOTEBOOK))
+def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
+    """The template rules on prompt templates held in Python strings (frontends/pystrings)."""
+    prompts: list[PromptFacts] = getattr(facts, "prompts", [])
+    for prompt in prompts:
+        yield from evaluator_inputs(prompt, ctx)
+        yield from generator_rubric_vars(prompt, ctx)
+    mode = str(ctx.params("EL101").get("python_modules", "templates")).lower()
+    if prompts and mode in ("templates", "all"):
+        yield from _merged_module(prompts, ctx, templates_only=mode == "templates")
+
+
+def _merged_module(prompts: list[PromptFacts], ctx: Context,
+                   templates_only: bool) -> Iterator[Finding]:
+    """EL101: one module that holds the generator's and the evaluator's templates. By default
+    both must be templates (hold placeholders): a fixed system prompt beside the code that
+    sends it is configuration; two templates side by side are a prompt file in disguise."""
+    stated = [p for p in prompts if not getattr(p, "by_scope", False)
+              and (p.template.variables or not templates_only)]
+    gen = next((p for p in stated if p.role.is_generator), None)
+    ev = next((p for p in stated if p.role.is_evaluator), None)
+    if gen is None or ev is None:
+        return
+    ev_pos = getattr(ev, "start", Pos(1, 1))
+    gen_pos = getattr(gen, "start", Pos(1, 1))
+    ev_name = getattr(ev, "name", "") or "a string"
+    gen_name = getattr(gen, "name", "") or "a string"
+    where = f"cell {gen_pos.cell}, line {gen_pos.line}" if gen_pos.cell else (
+        f"line {gen_pos.line}")
+    yield ctx.finding(
+        "EL101", ev.path, ev_pos,
+        f"module holds an evaluator prompt ('{ev_name}') and a generator prompt ('{gen_name}', "
+        f"{where}); give the evaluator's template its own module or file",
+        default=Severity.WARNING,
+        related=[Related(gen.path, gen_pos.line, gen_pos.column,
+                         f"generator template '{gen_name}'", gen_pos.cell)],
+        evidence=[*ev.role.evidence[:1], *gen.role.evidence[:1]],
+    )
