@@ -14,7 +14,7 @@ from typing import Any
 from evallint import models
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
 from evallint.findings import Finding, Related, Severity
-from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY
+from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens
@@ -608,6 +608,11 @@ def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
     """The template rules on prompt templates held in Python strings (frontends/pystrings)."""
     prompts: list[PromptFacts] = getattr(facts, "prompts", [])
     for prompt in prompts:
+        alone = [n for n in getattr(prompt, "alone", ())
+                 if _denied(TemplateVar(name=n, path=(n,), pos=Pos(1, 1)), ctx) is None]
+        if alone and isinstance(prompt, PromptFileFacts):
+            # a message of its own holding one variable: the item handed over for evaluation
+            prompt.subjects = [*prompt.subjects, *("_".join(name_tokens(n)) for n in alone)]
         yield from evaluator_inputs(prompt, ctx)
         yield from generator_rubric_vars(prompt, ctx)
     mode = str(ctx.params("EL101").get("python_modules", "templates")).lower()

@@ -71,6 +71,9 @@ class PyPromptFacts(PromptFileFacts):
     # The role comes from the enclosing function's name, not the string's own: too weak to
     # call a module merged (EL101).
     by_scope: bool = False
+    # Variables that are a whole message of their own (``{"role": "user", "content":
+    # "{{review}}"}``): the item handed over to be evaluated, unless named generator context.
+    alone: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -83,6 +86,9 @@ class _Cand:
     uses: list[str] = field(default_factory=list)
     dialect: str = ""  # forced by the use: format | dollar | percent | jinja | mustache
     shaped: bool = False  # named like a prompt
+    grouped: bool = False  # a message of a conversation: read with the others
+    # the other messages of one conversation (a ChatPromptTemplate, a messages list)
+    parts: list[ast.expr] = field(default_factory=list)
 
 
 class _Finder:
@@ -94,17 +100,52 @@ class _Finder:
         self.bound: dict[tuple[str, str], _Cand] = {}
         self.direct: list[_Cand] = []
         self.signatures: list[ast.ClassDef] = []
+        self.by_node: dict[int, _Cand] = {}
+        self.groups: list[tuple[list[ast.expr], str, str, str, str]] = []
+        self.target = ""  # the name the statement being walked assigns
+        self.grouped_dicts: set[int] = set()
 
     def run(self) -> list[_Cand]:
         self._walk(self.tree.body, "<module>")
         seen: set[int] = set()
         out: list[_Cand] = []
         for cand in [*self.bound.values(), *self.direct]:
-            if id(cand.node) in seen or not (cand.uses or cand.shaped):
+            if id(cand.node) in seen or not (cand.uses or cand.shaped) or cand.grouped:
                 continue
             seen.add(id(cand.node))
             out.append(cand)
+        for members, name, scope, how, dialect in self.groups:
+            nodes = [n for n in (self._member(m, scope) for m in members) if n is not None]
+            if nodes:
+                out.append(_Cand(nodes[0], name, scope, uses=[how], dialect=dialect,
+                                 parts=nodes[1:]))
         return out
+
+    def _member(self, node: ast.expr, scope: str) -> ast.expr | None:
+        """A message's text: the literal, or the string a name is bound to."""
+        node = _unwrap(node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                node.func.attr == "format"):
+            node = _unwrap(node.func.value)
+        lit = _string_node(node)
+        if lit is not None:
+            return lit
+        cand = self._lookup(node, scope)
+        if cand is not None and hasattr(cand.node, "lineno"):
+            cand.grouped = True
+            return cand.node
+        return None
+
+    def _lookup(self, node: ast.expr, scope: str) -> _Cand | None:
+        path = _path(node)
+        if not path:
+            return None
+        name = path.rsplit(".", 1)[-1]
+        for key in ((scope, name), ("<module>", name)):
+            if key in self.bound:
+                return self.bound[key]
+        return next((c for k, c in self.bound.items()
+                     if k[1] == name and k[0].startswith("<class")), None)
 
     def _walk(self, body: list[ast.stmt], scope: str) -> None:
         for stmt in body:
@@ -133,11 +174,17 @@ class _Finder:
                 self.imports[a.asname or a.name] = f"{stmt.module or ''}.{a.name}"
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            text = _string_node(stmt.value)
+            value = stmt.value
+            self.target = next((n for n in map(_target_name, targets) if n), "")
+            if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
+                value = value.left  # NAME = "... %(x)s ..." % values
+            text = _string_node(value)
             for t in targets:
                 name = _target_name(t)
                 if name and text is not None:
                     self._bind(name, scope, text)
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            self.target = ""
         for node in ast.iter_child_nodes(stmt):
             if isinstance(node, ast.stmt):
                 self._stmt(node, scope)
@@ -161,6 +208,7 @@ class _Finder:
         if old is not None and old.uses:
             cand.uses, cand.dialect = old.uses, old.dialect
         self.bound[key] = cand
+        self.by_node[id(node)] = cand
 
     def _expr(self, node: ast.expr, scope: str) -> None:
         stack: list[ast.AST] = [node]
@@ -172,6 +220,11 @@ class _Finder:
                 self._use(cur.left, scope, "formatted with %", "percent")
             elif isinstance(cur, ast.Dict):
                 self._message(cur, scope)
+            elif isinstance(cur, ast.List) and len(cur.elts) > 1 and all(
+                    _message_content(e) is not None for e in cur.elts):
+                self._group([_message_content(e) for e in cur.elts], scope,
+                            "a messages list", "")
+                self.grouped_dicts.update(id(e) for e in cur.elts)
             elif isinstance(cur, (ast.Lambda,)):
                 continue
             stack.extend(ast.iter_child_nodes(cur))
@@ -208,8 +261,8 @@ class _Finder:
             if last == "from_messages":
                 for arg in call.args[:1]:
                     if isinstance(arg, (ast.List, ast.Tuple)):
-                        for item in arg.elts:
-                            self._lc_message(item, scope, dialect)
+                        members = [m for m in map(_lc_content, arg.elts) if m is not None]
+                        self._group(members, scope, f"messages of a {where}", dialect)
             else:
                 args = [*call.args[:1], *[k.value for k in call.keywords if k.arg == "template"]]
                 for arg in args:
@@ -221,15 +274,17 @@ class _Finder:
             if kw.arg in _PROMPT_KWARGS and kw.arg != "template":
                 self._use(kw.value, scope, f"passed as {kw.arg}=", "")
 
-    def _lc_message(self, item: ast.expr, scope: str, dialect: str) -> None:
-        if isinstance(item, ast.Tuple) and len(item.elts) == 2:
-            role = _const_str(item.elts[0])
-            if role is not None:
-                self._use(item.elts[1], scope, f"a ChatPromptTemplate '{role}' message", dialect)
+    def _group(self, members: list[ast.expr | None], scope: str, how: str,
+               dialect: str) -> None:
+        """The messages of one conversation: one prompt, whose role any message may state."""
+        found = [m for m in members if m is not None]
+        if found:
+            self.groups.append((found, self.target or (scope if scope != "<module>" else ""),
+                                scope, how, dialect))
 
     def _message(self, node: ast.Dict, scope: str) -> None:
         keys = [_const_str(k) if k is not None else None for k in node.keys]
-        if "role" in keys and "content" in keys:
+        if "role" in keys and "content" in keys and id(node) not in self.grouped_dicts:
             value = node.values[keys.index("content")]
             role = _const_str(node.values[keys.index("role")]) or "chat"
             self._use(value, scope, f"a '{role}' message content", "")
@@ -250,9 +305,35 @@ class _Finder:
             pending = _Cand(ast.Constant(""), name, "<module>", uses=[how], dialect=dialect)
             self.bound.setdefault(("<module>", name), pending)
             return
-        if _string_node(node) is not None:
-            self.direct.append(_Cand(node, scope if scope != "<module>" else "", scope,
-                                     uses=[how], dialect=dialect))
+        lit = _string_node(node)
+        owner = self.by_node.get(id(lit)) if lit is not None else None
+        if owner is not None:  # NAME = "..." % values: the bound string is the one used
+            owner.uses.append(how)
+            owner.dialect = owner.dialect or dialect
+        elif lit is not None:
+            self.direct.append(_Cand(node, self.target or (scope if scope != "<module>" else ""),
+                                     scope, uses=[how], dialect=dialect))
+
+
+def _message_content(node: ast.expr) -> ast.expr | None:
+    """``{"role": ..., "content": X}`` -> X."""
+    if not isinstance(node, ast.Dict):
+        return None
+    keys = [_const_str(k) if k is not None else None for k in node.keys]
+    if "role" in keys and "content" in keys:
+        return node.values[keys.index("content")]
+    return None
+
+
+def _lc_content(node: ast.expr) -> ast.expr | None:
+    """``("system", X)`` -> X; ``SystemMessage(content=X)`` -> X."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and _const_str(node.elts[0]):
+        return node.elts[1]
+    if isinstance(node, ast.Call) and node.args:
+        return node.args[0]
+    if isinstance(node, ast.Call):
+        return next((k.value for k in node.keywords if k.arg in ("content", "template")), None)
+    return None
 
 
 def _unwrap(node: ast.expr) -> ast.expr:
@@ -436,6 +517,9 @@ class _Text:
     text: str
     where: list[int]
     exact: bool  # False: the mapping could not be verified, positions are the literal's start
+    # spans of messages that hold only variables, no instructions: the message boundary
+    # delimits them
+    alone: list[tuple[int, int]] = field(default_factory=list)
 
 
 def _literal_text(src: _Source, node: ast.expr) -> _Text | None:
@@ -463,14 +547,20 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
     fields: list[int] = []  # source offset of each top-level replacement field's expression
     for prefix, b, e, _ in _tokens(src.code, start, end):
         if "f" not in prefix:
+            n = len(chars)
             _decode(src.code, prefix, b, e, chars, where)
+            # a plain part's braces are literal: escape them in the format text
+            for k in range(len(chars) - 1, n - 1, -1):
+                if chars[k] in "{}":
+                    chars.insert(k, chars[k])
+                    where.insert(k, where[k])
             continue
         i = b
         while i < e:
             c = src.code[i]
             if c in "{}" and src.code.startswith(c * 2, i):
-                chars.append(c)
-                where.append(i)
+                chars.extend((c, c))
+                where.extend((i, i + 1))
                 i += 2
                 continue
             if c == "{":
@@ -506,11 +596,25 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
         names = _field_names(val.value) if val is not None else []
         label = "{" + names[0] + "}" if len(names) == 1 else "{_}"
         text.append(label)
-        out_where.extend([w] * len(label))
+        at = _name_offset(src, val.value, names[0]) if val is not None and len(names) == 1 else (
+            None)
+        out_where.extend([w] + [at if at is not None else w] * (len(label) - 1))
     joined = "".join(text)
     if not exact:
         return _Text(joined, [start] * len(joined), False)
     return _Text(joined, out_where, True)
+
+
+def _name_offset(src: _Source, expr: ast.expr, path: str) -> int | None:
+    """Where the field's variable stands in the source, when ``ast`` says so and the text
+    there bears it out (nested positions in f-strings are unreliable before Python 3.12)."""
+    root = path.split(".")[0].split("[")[0]
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name) and node.id == root and hasattr(node, "lineno"):
+            off = src.offset(node.lineno, node.col_offset)
+            if src.code.startswith(root, off):
+                return off
+    return None
 
 
 def _field_names(expr: ast.expr) -> list[str]:
@@ -673,10 +777,24 @@ def find_templates(tree: ast.Module, code: str, rel: str, pos_map: PosMap) -> li
         if not hasattr(cand.node, "lineno"):
             continue
         lit = _literal_text(src, cand.node)
+        alone: list[str] = []
+        for part in cand.parts:
+            more = _literal_text(src, part)
+            whole = _ALONE.fullmatch(more.text.strip()) if more is not None else None
+            if whole is not None:
+                alone.append(whole.group(1))
+            if lit is not None and more is not None:
+                begin = len(lit.text) + 2
+                data = not _WORD.search(_FIELDS.sub(" ", more.text))
+                spans = [*lit.alone, (begin, begin + len(more.text))] if data else lit.alone
+                lit = _Text(lit.text + "\n\n" + more.text,
+                            lit.where + [lit.where[-1] if lit.where else 0] * 2 + more.where,
+                            lit.exact and more.exact, spans)
         if lit is None or not lit.text.strip():
             continue
         facts = _prompt_facts(cand, lit, src, rel, pos_map)
         if facts is not None:
+            facts.alone = alone
             out.append(facts)
     for cls in finder.signatures:
         sig = _signature(cls, finder, src, rel, pos_map)
@@ -750,6 +868,8 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
         off = conv_map.offset(var.pos.line, var.pos.column)
         if conv is not None:
             off = conv[1][min(off, len(conv[1]) - 1)] if conv[1] else 0
+        if any(b <= off < e for b, e in lit.alone):
+            var.delimited = True
         var.pos = at(lit.where[min(off, len(lit.where) - 1)] if lit.where else 0)
 
     def file_line(m: re.Match[str]) -> str:
@@ -783,4 +903,5 @@ def _labelled_candidates(template: TemplateFacts, text: str, subjects: set[str])
     return out
 
 
+_ALONE = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")
 _LINE_NOTE = re.compile(r"\(line (\d+)\)")
