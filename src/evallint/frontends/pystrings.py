@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evallint.facts import Pos, TemplateFacts, TemplateVar
@@ -274,7 +274,7 @@ class _Finder:
             if kw.arg in _PROMPT_KWARGS and kw.arg != "template":
                 self._use(kw.value, scope, f"passed as {kw.arg}=", "")
 
-    def _group(self, members: list[ast.expr | None], scope: str, how: str,
+    def _group(self, members: Sequence[ast.expr | None], scope: str, how: str,
                dialect: str) -> None:
         """The messages of one conversation: one prompt, whose role any message may state."""
         found = [m for m in members if m is not None]
