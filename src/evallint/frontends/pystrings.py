@@ -39,8 +39,9 @@ PosMap = Callable[[int, int], Pos]
 
 # The text prefilter: a template constant's shape or a template class/use, case-sensitive.
 _MAY_HOLD = re.compile(
-    r"[A-Z0-9_](?:PROMPT|TEMPLATE|INSTRUCTIONS?)S?\b|\bSYSTEM_[A-Z]|PromptTemplate|from_template"
-    r"|from_messages|\bTemplate\(|InputField|[a-z_]prompt\s*=|[a-z_]template\s*=|\"content\"\s*:")
+    r"(?:\b|[A-Z0-9_])(?:PROMPT|TEMPLATE|INSTRUCTIONS?)S?\b|\bSYSTEM_[A-Z]|PromptTemplate"
+    r"|from_template|from_messages|\bTemplate\(|InputField"
+    r"|(?:\b|_)(?:prompt|template|instructions)s?\s*[:=]|\"content\"\s*:")
 # Name tokens that make a name a prompt's ("JUDGE_PROMPT", "grader_template", "SYSTEM_MSG").
 _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "instructions",
                            "instruction"})
@@ -852,7 +853,8 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
     template, conv = _parse(dialect, lit.text)
     how = cand.uses[0] if cand.uses else "named like a prompt"
     facts = PyPromptFacts(path=rel, kind="python", name=cand.name or cand.scope, how=how,
-                          start=at(lit.where[0] if lit.where else 0), template=template)
+                          start=at(src.offset(cand.node.lineno, cand.node.col_offset)),
+                          template=template)
     facts.role = _role(cand, facts, lit.text)
     if facts.role.role is Role.UNKNOWN or not _prose(lit.text):
         return None
