@@ -13,6 +13,7 @@ file: the decoded string is mapped back, character by character, to the literal'
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,11 +38,15 @@ from evallint.source import char_column
 
 PosMap = Callable[[int, int], Pos]
 
-# The text prefilter: a template constant's shape or a template class/use, case-sensitive.
-_MAY_HOLD = re.compile(
-    r"(?:\b|[A-Z0-9_])(?:PROMPT|TEMPLATE|INSTRUCTIONS?)S?\b|\bSYSTEM_[A-Z]|PromptTemplate"
-    r"|from_template|from_messages|\bTemplate\(|InputField"
-    r"|(?:\b|_)(?:prompt|template|instructions)s?\s*[:=]|\"content\"\s*:")
+# The text prefilter: a template constant's shape or a template class/use. Substring tests
+# first (a regex over every file of a large tree costs more than parsing the few it admits).
+_SHAPE_WORDS = ("PROMPT", "TEMPLATE", "INSTRUCTION", "SYSTEM_", "InputField", "from_messages",
+                "from_template", "Template(")
+_ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?\s*[:=]")
+# Words on a line that can make a string a prompt by its use; statements without one on any
+# of their lines are not walked (most of a large module).
+_HOT_WORDS = ("format", "%", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
+              "nstruction", "NSTRUCTION", "Message", "InputField")
 # Name tokens that make a name a prompt's ("JUDGE_PROMPT", "grader_template", "SYSTEM_MSG").
 _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "instructions",
                            "instruction"})
@@ -59,7 +64,12 @@ _PERCENT = re.compile(r"%%|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgG
 
 def may_hold_templates(code: str) -> bool:
     """The cheap test before ``ast.parse``: could this module hold a prompt template?"""
-    return _MAY_HOLD.search(code) is not None
+    if any(w in code for w in _SHAPE_WORDS):
+        return True
+    if ("prompt" in code or "template" in code or "instructions" in code) and (
+            _ASSIGNED.search(code) is not None):
+        return True
+    return ('"content"' in code or "'content'" in code) and "role" in code
 
 
 @dataclass
@@ -95,8 +105,9 @@ class _Cand:
 class _Finder:
     """One walk over the tree: string bindings, and the uses that make strings templates."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, code: str) -> None:
         self.tree = tree
+        self.hot = _hot_lines(code)
         self.imports: dict[str, str] = {}
         self.bound: dict[tuple[str, str], _Cand] = {}
         self.direct: list[_Cand] = []
@@ -104,6 +115,7 @@ class _Finder:
         self.by_node: dict[int, _Cand] = {}
         self.groups: list[tuple[list[ast.expr], str, str, str, str]] = []
         self.target = ""  # the name the statement being walked assigns
+        self.target_value: ast.expr | None = None  # ... and the value it assigns
         self.grouped_dicts: set[int] = set()
 
     def run(self) -> list[_Cand]:
@@ -154,6 +166,8 @@ class _Finder:
 
     def _stmt(self, stmt: ast.stmt, scope: str) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not self._hot(stmt):
+                return  # no line of it uses a prompt: its locals cannot be one
             inner = stmt.name if scope in ("<module>",) or scope.startswith("<class") else (
                 f"{scope}.{stmt.name}")
             if scope.startswith("<class "):
@@ -177,6 +191,7 @@ class _Finder:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             value = stmt.value
             self.target = next((n for n in map(_target_name, targets) if n), "")
+            self.target_value = _unwrap(value)
             if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):
                 value = value.left  # NAME = "... %(x)s ..." % values
             text = _string_node(value)
@@ -185,18 +200,25 @@ class _Finder:
                 if name and text is not None:
                     self._bind(name, scope, text)
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            self.target = ""
+            self.target, self.target_value = "", None
+        hot = self._hot(stmt)
         for node in ast.iter_child_nodes(stmt):
             if isinstance(node, ast.stmt):
                 self._stmt(node, scope)
             elif isinstance(node, ast.expr):
-                self._expr(node, scope)
+                if hot:
+                    self._expr(node, scope)
             else:  # handlers, match cases, comprehensions, keywords, withitems
                 for sub in ast.iter_child_nodes(node):
                     if isinstance(sub, ast.stmt):
                         self._stmt(sub, scope)
-                    elif isinstance(sub, ast.expr):
+                    elif isinstance(sub, ast.expr) and hot:
                         self._expr(sub, scope)
+
+    def _hot(self, stmt: ast.stmt) -> bool:
+        """Does a line of this statement hold a word of a prompt's use?"""
+        i = bisect.bisect_left(self.hot, stmt.lineno)
+        return i < len(self.hot) and self.hot[i] <= (stmt.end_lineno or stmt.lineno)
 
     def _bind(self, name: str, scope: str, node: ast.expr) -> None:
         tokens = name_tokens(name)
@@ -223,7 +245,7 @@ class _Finder:
                 self._message(cur, scope)
             elif isinstance(cur, ast.List) and len(cur.elts) > 1 and all(
                     _message_content(e) is not None for e in cur.elts):
-                self._group([_message_content(e) for e in cur.elts], scope,
+                self._group(cur, [_message_content(e) for e in cur.elts], scope,
                             "a messages list", "")
                 self.grouped_dicts.update(id(e) for e in cur.elts)
             elif isinstance(cur, (ast.Lambda,)):
@@ -245,16 +267,16 @@ class _Finder:
         qual = self._qualified(func)
         parts = qual.split(".")
         if last == "format" and isinstance(func, ast.Attribute) and call.keywords:
-            self._use(func.value, scope, "formatted with .format", "format")
+            self._use(func.value, scope, "formatted with .format", "format", owner=call)
         elif last == "substitute" or last == "safe_substitute":
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
                 self._call(func.value, scope)
         elif qual in ("string.Template",) or (last == "Template" and "string" in parts):
             if call.args:
-                self._use(call.args[0], scope, "wrapped by string.Template", "dollar")
+                self._use(call.args[0], scope, "wrapped by string.Template", "dollar", owner=call)
         elif (qual.startswith("jinja2.") and last == "Template") or last == "from_string":
             if call.args:
-                self._use(call.args[0], scope, "rendered by jinja2", "jinja")
+                self._use(call.args[0], scope, "rendered by jinja2", "jinja", owner=call)
         elif set(parts) & _LC_TEMPLATES:
             fmt = _kw_text(call, "template_format") or "f-string"
             dialect = {"jinja2": "jinja", "mustache": "mustache"}.get(fmt, "format")
@@ -263,25 +285,30 @@ class _Finder:
                 for arg in call.args[:1]:
                     if isinstance(arg, (ast.List, ast.Tuple)):
                         members = [m for m in map(_lc_content, arg.elts) if m is not None]
-                        self._group(members, scope, f"messages of a {where}", dialect)
+                        self._group(call, members, scope, f"messages of a {where}",
+                                    dialect)
             else:
                 args = [*call.args[:1], *[k.value for k in call.keywords if k.arg == "template"]]
                 for arg in args:
-                    self._use(arg, scope, f"wrapped by {where}", dialect)
+                    self._use(arg, scope, f"wrapped by {where}", dialect, owner=call)
         elif last in _LC_MESSAGES:
             for arg in [*call.args[:1], *[k.value for k in call.keywords if k.arg == "content"]]:
-                self._use(arg, scope, f"passed as {last} content", "")
+                self._use(arg, scope, f"passed as {last} content", "", owner=call)
         for kw in call.keywords:
             if kw.arg in _PROMPT_KWARGS and kw.arg != "template":
                 self._use(kw.value, scope, f"passed as {kw.arg}=", "")
 
-    def _group(self, members: Sequence[ast.expr | None], scope: str, how: str,
-               dialect: str) -> None:
+    def _group(self, owner: ast.expr, members: Sequence[ast.expr | None], scope: str,
+               how: str, dialect: str) -> None:
         """The messages of one conversation: one prompt, whose role any message may state."""
         found = [m for m in members if m is not None]
         if found:
-            self.groups.append((found, self.target or (scope if scope != "<module>" else ""),
-                                scope, how, dialect))
+            self.groups.append((found, self._name_of(owner), scope, how, dialect))
+
+    def _name_of(self, node: ast.expr) -> str:
+        """The name a prompt is assigned to (``judge = ChatPromptTemplate...``), if any: a
+        prompt inside a call (``resp = client.create(messages=[...])``) is not ``resp``."""
+        return self.target if node is self.target_value else ""
 
     def _message(self, node: ast.Dict, scope: str) -> None:
         keys = [_const_str(k) if k is not None else None for k in node.keys]
@@ -290,7 +317,9 @@ class _Finder:
             role = _const_str(node.values[keys.index("role")]) or "chat"
             self._use(value, scope, f"a '{role}' message content", "")
 
-    def _use(self, node: ast.expr, scope: str, how: str, dialect: str) -> None:
+    def _use(self, node: ast.expr, scope: str, how: str, dialect: str,
+             owner: ast.expr | None = None) -> None:
+        """``node`` is used as a prompt (``how``); ``owner`` is the call that uses it."""
         node = _unwrap(node)
         if isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and _path(node)):
             path = _path(node) or ""
@@ -307,13 +336,31 @@ class _Finder:
             self.bound.setdefault(("<module>", name), pending)
             return
         lit = _string_node(node)
-        owner = self.by_node.get(id(lit)) if lit is not None else None
-        if owner is not None:  # NAME = "..." % values: the bound string is the one used
-            owner.uses.append(how)
-            owner.dialect = owner.dialect or dialect
+        bound = self.by_node.get(id(lit)) if lit is not None else None
+        if bound is not None:  # NAME = "..." % values: the bound string is the one used
+            bound.uses.append(how)
+            bound.dialect = bound.dialect or dialect
         elif lit is not None:
-            self.direct.append(_Cand(node, self.target or (scope if scope != "<module>" else ""),
-                                     scope, uses=[how], dialect=dialect))
+            self.direct.append(_Cand(node, self._name_of(owner or node), scope, uses=[how],
+                                     dialect=dialect))
+
+
+def _hot_lines(code: str) -> list[int]:
+    """The sorted numbers of the lines that hold a word of :data:`_HOT_WORDS`."""
+    offsets: set[int] = set()
+    for word in _HOT_WORDS:
+        at = code.find(word)
+        while at != -1:
+            offsets.add(at)
+            at = code.find(word, at + 1)
+    if not offsets:
+        return []
+    starts = [0]
+    at = code.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = code.find("\n", at + 1)
+    return sorted({bisect.bisect_right(starts, off) for off in offsets})
 
 
 def _message_content(node: ast.expr) -> ast.expr | None:
@@ -725,9 +772,10 @@ def _role(cand: _Cand, facts: PyPromptFacts, body: str) -> RoleInfo:
         return RoleInfo(Role.UNKNOWN, [f"'{cand.name}' makes evaluations"])
     role, token = prompt_name_role(cand.name) if cand.name else (Role.UNKNOWN, "")
     verb = False
-    if role is Role.UNKNOWN and cand.name and function_role(cand.name) is not Role.UNKNOWN:
-        # "JudgeAnswer", "score_answer_prompt": words of both sides, the first one decides
-        role, token, verb = function_role(cand.name), name_tokens(cand.name)[0], True
+    if role is Role.UNKNOWN and cand.name and function_role(cand.name) is Role.EVALUATOR:
+        # "JudgeAnswer", "score_answer_prompt": words of both sides, the judging verb first
+        # (the text must bear it out); "GenerateRubric" stays unknown
+        role, token, verb = Role.EVALUATOR, name_tokens(cand.name)[0], True
     note = f"name '{cand.name}' token '{token}'"
     if role is Role.GENERATOR:
         # "ABSOLUTE_REFINE_PROMPT" that grades ("###Response to evaluate:"): a name alone
@@ -773,7 +821,7 @@ def find_templates(tree: ast.Module, code: str, rel: str, pos_map: PosMap) -> li
     """The prompt templates of one module whose role is stated, with positions in the file."""
     src = _Source(code)
     out: list[PyPromptFacts] = []
-    finder = _Finder(tree)
+    finder = _Finder(tree, code)
     for cand in finder.run():
         if not hasattr(cand.node, "lineno"):
             continue
