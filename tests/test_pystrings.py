@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 
 from evallint.facts import Pos
-from evallint.frontends.pystrings import PyPromptFacts, find_templates, may_hold_templates
+from evallint.frontends.pystrings import (
+    PyPromptFacts,
+    find_templates,
+    may_hold_templates,
+    prompt_module,
+)
 from tests.conftest import lint_tree, write_files
 
 
@@ -114,12 +119,16 @@ def test_conversation_reads_as_one_prompt_and_data_messages_delimit() -> None:
     assert _at(code, prompt) == {"task": "task", "answer": "answer", "notes": "notes"}
 
 
-def test_prefilter_is_about_template_shapes() -> None:
+def test_prefilter_wants_a_template_shape_and_a_word_a_rule_can_use() -> None:
     assert may_hold_templates("JUDGE_PROMPT = '...'")
-    assert may_hold_templates("PROMPT = '...'")
-    assert may_hold_templates("    prompt = f'...'")
-    assert may_hold_templates("class A(dspy.Signature):\n    q = dspy.InputField()")
-    assert not may_hold_templates("def add(a, b):\n    return a + b\n")
+    assert may_hold_templates("PROMPT = 'Rate the answer from 1 to 5: {answer}'")
+    assert may_hold_templates("    prompt = f'You are a reviewer: {x}'")
+    assert may_hold_templates("class A(dspy.Signature):\n    q = dspy.InputField()  # score")
+    assert not may_hold_templates("SQL_TEMPLATE = 'SELECT id FROM runs WHERE id = {id}'")
+    assert not may_hold_templates("def add(a, b):\n    return a + b  # judge\n")
+    # a module without LLM words is parsed for templates only on a prompt-specific shape
+    assert prompt_module("CHECK_PROMPT = 'You are a reviewer. {answer}'")
+    assert not prompt_module("TEMPLATES = [{'score': '{x}'}]\ntemplate = 'review {x}'")
 
 
 def test_end_to_end_findings_in_a_module_and_a_notebook(tmp_path: Path) -> None:

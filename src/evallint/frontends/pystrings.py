@@ -33,7 +33,7 @@ from evallint.frontends.prompt_files import (
 )
 from evallint.frontends.template_text import TextMap
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
-from evallint.roles import Role, RoleInfo, name_tokens, prompt_name_role
+from evallint.roles import EVALUATOR_WORDS, Role, RoleInfo, name_tokens, prompt_name_role
 from evallint.source import char_column
 
 PosMap = Callable[[int, int], Pos]
@@ -42,6 +42,9 @@ PosMap = Callable[[int, int], Pos]
 # first (a regex over every file of a large tree costs more than parsing the few it admits).
 _SHAPE_WORDS = ("PROMPT", "TEMPLATE", "INSTRUCTION", "SYSTEM_", "InputField", "from_messages",
                 "from_template", "Template(")
+# Substrings of EVALUATOR_WORDS that are not parts of common words ("generate", "medieval"),
+# and the rubric's plural: a module without any holds no template a rule can report.
+_RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "criteria")
 _ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?\s*[:=]")
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
@@ -62,14 +65,26 @@ _DOLLAR = re.compile(r"\$(?:(\$)|([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})")
 _PERCENT = re.compile(r"%%|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 
 
+def prompt_module(code: str) -> bool:
+    """For a module the LLM prefilter skips (no SDK, no judge word): only a prompt-specific
+    shape is worth a parse (``*_PROMPT``, LangChain's ``*Prompt*`` classes, dspy fields):
+    ``TEMPLATES`` and ``template =`` are everywhere in web and tooling code. Three substring
+    tests, as every skipped file pays them."""
+    return ("PROMPT" in code or "Prompt" in code or "InputField" in code) and (
+        may_hold_templates(code))
+
+
 def may_hold_templates(code: str) -> bool:
-    """The cheap test before ``ast.parse``: could this module hold a prompt template?"""
-    if any(w in code for w in _SHAPE_WORDS):
-        return True
-    if ("prompt" in code or "template" in code or "instructions" in code) and (
-            _ASSIGNED.search(code) is not None):
-        return True
-    return ('"content"' in code or "'content'" in code) and "role" in code
+    """The cheap test before ``ast.parse``: could this module hold a prompt template that a
+    rule can speak of? A template's shape or use, and a word of the evaluator's side or of a
+    rubric somewhere (every template rule needs a judge's template or a rubric variable)."""
+    if not (any(w in code for w in _SHAPE_WORDS)
+            or (("prompt" in code or "template" in code or "instructions" in code)
+                and _ASSIGNED.search(code) is not None)
+            or (('"content"' in code or "'content'" in code) and "role" in code)):
+        return False
+    low = code.lower()
+    return any(w in low for w in _RULE_WORDS)
 
 
 @dataclass
@@ -937,10 +952,12 @@ def _labelled_candidates(template: TemplateFacts, text: str, subjects: set[str])
     Prediction: {intent}"): the item under evaluation, whatever the code calls it."""
     lines = text.split("\n")
     wanted = subjects | _CANDIDATE_NAMES
+    tmap = TextMap.of(text)
     out: list[str] = []
     for var in template.variables:
-        if var.kind != "output" or not 0 < var.pos.line <= len(lines):
-            continue
+        if var.kind != "output" or not 0 < var.pos.line <= len(lines) or not tmap.labelled(
+                tmap.offset(var.pos.line, var.pos.column)):
+            continue  # a label, not a sentence: "Response:", "[Model Prediction]:"
         label = lines[var.pos.line - 1][:max(0, var.pos.column - 2)]
         if not label.strip(" \t{[]*#:-"):
             above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]

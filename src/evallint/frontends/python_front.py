@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from evallint.config import Config
 from evallint.facts import Pos, PromptFacts
 from evallint.frontend import ParseError, frontend
-from evallint.frontends.pystrings import find_templates, may_hold_templates
+from evallint.frontends.pystrings import find_templates, may_hold_templates, prompt_module
 from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder, PosMap
 from evallint.pyflow.ir import PythonFacts
@@ -113,7 +113,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     package = facts.module if source.rel.endswith("__init__.py") else (
         facts.module.rpartition(".")[0])
     if not force and not needs_cst(code):
-        if may_hold_templates(code):
+        if prompt_module(code):
             facts.prompts = _templates_only(code, source.rel, pos_map)
         if "import" in code:
             facts.imported = imported_modules(code, package)
