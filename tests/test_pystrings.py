@@ -163,3 +163,46 @@ def test_python_module_rule_can_be_switched_off(tmp_path: Path) -> None:
     assert len(lint_tree(tmp_path, {"EL101"}).findings) == 1
     off = {"rules": {"EL101": {"python_modules": "off"}}}
     assert lint_tree(tmp_path, {"EL101"}, config=off).findings == []
+
+
+def test_a_label_says_what_is_judged_but_never_hides_generator_context(tmp_path: Path) -> None:
+    module = (
+        "def grade(client, task, draft, previous_answer, essay):\n"
+        "    return client.chat.completions.create(model='m', messages=[\n"
+        "        {'role': 'system', 'content': 'You are a grader. Evaluate the depth of the "
+        "following essay and score the answer from 1 to 10.'},\n"
+        "        {'role': 'user', 'content': f'Answer:\\n{draft}\\n"
+        "Previous answer: {previous_answer}\\nEssay:\\n{essay}'},\n"
+        "    ])\n"
+    )
+    write_files(tmp_path, {"grade.py": module})
+    hits = lint_tree(tmp_path, {"EL102", "EL103", "EL105"}).findings
+    # 'draft' under "Answer:" is the candidate; 'essay' is what the task evaluates; the
+    # previous answer stays the generator's earlier attempt
+    assert [(f.code, f.line, f.message.split("'")[1]) for f in hits] == [
+        ("EL102", 4, "previous_answer")]
+
+
+def test_a_function_name_alone_makes_no_judge_of_a_text_that_scores_nothing() -> None:
+    code = (
+        "def assess_severity(llm, disaster_type, weather):\n"
+        "    prompt = f'Given the disaster type {disaster_type} and the weather {weather}, '\n"
+        "    prompt += 'assess the severity level. Respond with Critical, High or Low.'\n"
+        "    return llm.invoke(prompt)\n"
+        "def assess_essay(llm, essay):\n"
+        "    prompt = f'Assess the argument of the essay below and give a score from 1 to 5."
+        "\\nEssay: {essay}'\n"
+        "    return llm.invoke(prompt)\n"
+    )
+    [prompt] = _templates(code)
+    assert prompt.name == "prompt" and prompt.role.is_evaluator and prompt.by_scope
+    assert prompt.role.evidence[0] == "in function 'assess_essay' (token 'assess')"
+
+
+def test_prefix_signals_survive_the_plural_rule() -> None:
+    """``previous_*`` once never matched: the name's tokens are singularised ("previou")."""
+    from evallint.checks.templates import signal_in
+
+    assert signal_in("previous_answer", ["previous_*"]) == "previous_*"
+    assert signal_in("prior_outputs", ["prior_*"]) == "prior_*"
+    assert signal_in("previously", ["previous_*"]) is None

@@ -57,7 +57,8 @@ def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
         return None
     for sig in signals:
         if sig.endswith("*"):
-            prefix = "_".join(name_tokens(sig[:-1]))
+            # singular like the name's tokens: "previous_*" must not lose to "previou"
+            prefix = "_".join(_singular(name_tokens(sig[:-1])))
             trailing = sig[:-1].endswith(("_", "-"))
             for i in range(len(tokens)):
                 joined = "_".join(tokens[i:])
@@ -608,11 +609,12 @@ def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
     """The template rules on prompt templates held in Python strings (frontends/pystrings)."""
     prompts: list[PromptFacts] = getattr(facts, "prompts", [])
     for prompt in prompts:
-        alone = [n for n in getattr(prompt, "alone", ())
-                 if _denied(TemplateVar(name=n, path=(n,), pos=Pos(1, 1)), ctx) is None]
-        if alone and isinstance(prompt, PromptFileFacts):
-            # a message of its own holding one variable: the item handed over for evaluation
-            prompt.subjects = [*prompt.subjects, *("_".join(name_tokens(n)) for n in alone)]
+        handed = [n for n in getattr(prompt, "handed", ())
+                  if _denied(TemplateVar(name=n, path=(n,), pos=Pos(1, 1)), ctx) is None]
+        if handed and isinstance(prompt, PromptFileFacts):
+            # the item the prompt hands over for evaluation (its own message, a label that
+            # names the candidate), unless it is named generator context
+            prompt.subjects = [*prompt.subjects, *("_".join(name_tokens(n)) for n in handed)]
         yield from evaluator_inputs(prompt, ctx)
         yield from generator_rubric_vars(prompt, ctx)
     mode = str(ctx.params("EL101").get("python_modules", "templates")).lower()

@@ -32,6 +32,7 @@ from evallint.frontends.prompt_files import (
     labelled_subjects,
 )
 from evallint.frontends.template_text import TextMap
+from evallint.pyflow.build import asks_score
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.roles import EVALUATOR_WORDS, Role, RoleInfo, name_tokens, prompt_name_role
 from evallint.source import char_column
@@ -97,9 +98,11 @@ class PyPromptFacts(PromptFileFacts):
     # The role comes from the enclosing function's name, not the string's own: too weak to
     # call a module merged (EL101).
     by_scope: bool = False
-    # Variables that are a whole message of their own (``{"role": "user", "content":
-    # "{{review}}"}``): the item handed over to be evaluated, unless named generator context.
-    alone: list[str] = field(default_factory=list)
+    # Variables the prompt hands over as the item it evaluates: a whole message of their own
+    # (``{"role": "user", "content": "{{review}}"}``), or alone under a label that names the
+    # candidate or what the prompt evaluates ("Essay:" in "Evaluate ... the following essay").
+    # The check treats them as the subject unless they are named generator context.
+    handed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -813,7 +816,11 @@ def _role(cand: _Cand, facts: PyPromptFacts, body: str) -> RoleInfo:
         role, token = prompt_name_role(scope_name)
         note = f"in function '{scope}' (token '{token}')"
         facts.by_scope = True
-        if role is Role.EVALUATOR:
+        # a function's name is weak evidence: its text must evaluate, and what it evaluates
+        # must be a candidate's text or end in a score ("assess_severity" of the weather is
+        # no judge)
+        candidate = any(v.name.lower() in _CANDIDATE_NAMES for v in facts.template.variables)
+        if role is Role.EVALUATOR and (candidate or asks_score(body)):
             support = _evaluates(facts, body, tmap)
             if support is not None:
                 return RoleInfo(role, [note, support])
@@ -858,7 +865,7 @@ def find_templates(tree: ast.Module, code: str, rel: str, pos_map: PosMap) -> li
             continue
         facts = _prompt_facts(cand, lit, src, rel, pos_map)
         if facts is not None:
-            facts.alone = alone
+            facts.handed = list(dict.fromkeys([*alone, *facts.handed]))
             out.append(facts)
     for cls in finder.signatures:
         sig = _signature(cls, finder, src, rel, pos_map)
@@ -901,6 +908,10 @@ def _signature(cls: ast.ClassDef, finder: _Finder, src: _Source, rel: str,
     facts.role.evidence.append(f"dspy Signature {cls.name}")
     if facts.role.is_evaluator:
         facts.subjects = evaluated_subjects(doc)
+        # a field's name is its label: "response_A", "program_output" name the candidate
+        judged = _CANDIDATE_NAMES | _judged_words(doc) | set(facts.subjects)
+        facts.handed = ["_".join(name_tokens(v.name)) for v in variables
+                        if set(name_tokens(v.name)) & judged]
     return facts
 
 
@@ -926,7 +937,8 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
         subjects = evaluated_subjects(lit.text)
         if conv is None:
             subjects += labelled_subjects(facts, lit.text)
-            subjects += _labelled_candidates(template, lit.text, set(subjects))
+            strong, facts.handed = _labelled_candidates(template, lit.text, set(subjects))
+            subjects += strong
         facts.subjects = list(dict.fromkeys(subjects))
     conv_map = TextMap.of(conv[0]) if conv is not None else tmap
     for var in template.variables:
@@ -946,13 +958,17 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
     return facts
 
 
-def _labelled_candidates(template: TemplateFacts, text: str, subjects: set[str]) -> list[str]:
+def _labelled_candidates(template: TemplateFacts, text: str,
+                         subjects: set[str]) -> tuple[list[str], list[str]]:
     """Variables alone under a label that names the candidate or what the prompt evaluates
     ("Drafted Email:" over ``{final_email}`` when it evaluates "the email", "Model
-    Prediction: {intent}"): the item under evaluation, whatever the code calls it."""
+    Prediction: {intent}"): the item under evaluation, whatever the code calls it. First
+    those under a one-word candidate label ("Answer:" over ``{draft}``: the label says what
+    it is), then the others (a generator-context name still wins over them)."""
     lines = text.split("\n")
-    wanted = subjects | _CANDIDATE_NAMES
+    wanted = subjects | _CANDIDATE_NAMES | _judged_words(text)
     tmap = TextMap.of(text)
+    strong: list[str] = []
     out: list[str] = []
     for var in template.variables:
         if var.kind != "output" or not 0 < var.pos.line <= len(lines) or not tmap.labelled(
@@ -965,10 +981,29 @@ def _labelled_candidates(template: TemplateFacts, text: str, subjects: set[str])
         if not label.rstrip(" \t*").endswith((":", "]")):
             continue
         words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in name_tokens(label)}
-        if words & wanted:
+        if len(words) == 1 and words <= _CANDIDATE_NAMES:
+            strong.append("_".join(name_tokens(var.name)))
+        elif words & wanted:
             out.append("_".join(name_tokens(var.name)))
-    return out
+    return strong, out
 
 
 _ALONE = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")
+_SENTENCE = re.compile(r"[^.!?\n]+")
+_EVALUATES = frozenset({"evaluate", "grade", "score", "assess", "rate", "judge", "critique",
+                        "review"})
+
+
+def _judged_words(text: str) -> set[str]:
+    """The words of the sentences that set an evaluation task ("Evaluate the depth of
+    analysis in the following essay"): a label made of one names what is judged."""
+    out: set[str] = set()
+    for m in _SENTENCE.finditer(_FIELDS.sub(" ", text)):
+        words = [w[:-1] if len(w) > 3 and w.endswith("s") else w
+                 for w in name_tokens(m.group())]
+        if _EVALUATES & set(words):
+            out.update(words)
+    return out - _EVALUATES
+
+
 _LINE_NOTE = re.compile(r"\(line (\d+)\)")
