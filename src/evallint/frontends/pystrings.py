@@ -810,6 +810,9 @@ def _role(cand: _Cand, facts: PyPromptFacts, body: str) -> RoleInfo:
             return RoleInfo(role, [note, support])
     if content is not None:
         return content
+    judged = labelled_subjects(facts, body)
+    if judged:  # "###Response to evaluate:" over {response}: the text hands over a candidate
+        return RoleInfo(Role.EVALUATOR, [f"a label says '{judged[0]}' is to be evaluated"])
     scope = cand.scope if cand.scope not in ("<module>", "") else ""
     scope_name = scope.rsplit(".", 1)[-1]
     if scope_name and not makes_eval_artifacts(scope_name):
