@@ -810,7 +810,11 @@ def _role(cand: _Cand, facts: PyPromptFacts, body: str) -> RoleInfo:
             return RoleInfo(role, [note, support])
     if content is not None:
         return content
-    judged = labelled_subjects(facts, body)
+    labelled = [v for v in facts.template.variables
+                if tmap.labelled(tmap.offset(v.pos.line, v.pos.column))]
+    view = PyPromptFacts(path=facts.path, kind=facts.kind,
+                         template=TemplateFacts(dialect="format", variables=labelled))
+    judged = labelled_subjects(view, body) if labelled else []
     if judged:  # "###Response to evaluate:" over {response}: the text hands over a candidate
         return RoleInfo(Role.EVALUATOR, [f"a label says '{judged[0]}' is to be evaluated"])
     scope = cand.scope if cand.scope not in ("<module>", "") else ""
