@@ -206,3 +206,19 @@ def test_prefix_signals_survive_the_plural_rule() -> None:
     assert signal_in("previous_answer", ["previous_*"]) == "previous_*"
     assert signal_in("prior_outputs", ["prior_*"]) == "prior_*"
     assert signal_in("previously", ["previous_*"]) is None
+
+
+def test_a_function_named_for_a_prompt_returns_its_template() -> None:
+    code = (
+        "from textwrap import dedent\n"
+        "def build_judge_prompt(answer, plan):\n"
+        '    return dedent(f"""\\\n'
+        "        You are a strict judge. Score the answer from 1 to 10.\n"
+        "        Plan: {plan}\n"
+        '        """)\n'
+        "def render(answer):\n"
+        '    return f"You are a strict judge. Score {answer} from 1 to 10 with care."\n'
+    )
+    [prompt] = _templates(code)
+    assert prompt.name == "build_judge_prompt" and prompt.role.is_evaluator
+    assert _at(code, prompt) == {"plan": "plan"}

@@ -46,7 +46,7 @@ _SHAPE_WORDS = ("PROMPT", "TEMPLATE", "INSTRUCTION", "SYSTEM_", "InputField", "f
 # Substrings of EVALUATOR_WORDS that are not parts of common words ("generate", "medieval"),
 # and the rubric's plural: a module without any holds no template a rule can report.
 _RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "criteria")
-_ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?\s*[:=]")
+_ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?(?:\s*[:=]|\()")
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
 _HOT_WORDS = ("format", "%", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
@@ -217,6 +217,12 @@ class _Finder:
                 name = _target_name(t)
                 if name and text is not None:
                     self._bind(name, scope, text)
+        elif isinstance(stmt, ast.Return) and stmt.value is not None and scope != "<module>":
+            # def build_judge_prompt(...): return f"""..."""
+            name = scope.rsplit(".", 1)[-1]
+            text = _string_node(stmt.value)
+            if text is not None and set(name_tokens(name)) & _PROMPT_HEADS:
+                self._bind(name, scope, text)
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.target, self.target_value = "", None
         hot = self._hot(stmt)
