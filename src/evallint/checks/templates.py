@@ -217,6 +217,12 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                     *ctx.config.aliases.get("output", [])}
     seen102: set[tuple[str, str]] = set()
     seen103: set[str] = set()
+    # Names in Python code qualify their head noun ("user_query", "program_input",
+    # "pass_criteria"): the head decides, for the input and the harness (an output alias as
+    # head is no pass: "reference_answer" is the very extra input EL103 exists for).
+    code_names = bool(getattr(facts, "qualified_names", False))
+    head_allowed = {"input", *_as_list(params103.get("input_aliases")),
+                    *_as_list(params103.get("harness"))}
     subjects = set(getattr(facts, "subjects", ()))
     for var in facts.template.variables:
         if _is_subject(var, subjects):
@@ -248,7 +254,7 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
         name, _ = _checked_name(var, containers)
         if name and name not in allowed and not _name_listed(name, allowed) and (
             name not in seen103
-        ):
+        ) and not (code_names and _headed_by(name, head_allowed)):
             seen103.add(name)
             reason = _legit(ctx, facts, name, var.name, var.dotted)
             if reason:
@@ -267,6 +273,12 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
             rendered, _ = _checked_name(var, containers)
             if rendered and rendered in output_names:
                 yield _undelimited(ctx, facts, var, evidence)
+
+
+def _headed_by(name: str, allowed: set[str]) -> bool:
+    """Is the last word of ``name`` (singular) an allowed name ("user_query" -> "query")?"""
+    tokens = _singular(name_tokens(name))
+    return len(tokens) > 1 and (tokens[-1] in allowed or _name_listed(tokens[-1], allowed))
 
 
 def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:

@@ -103,6 +103,9 @@ class PyPromptFacts(PromptFileFacts):
     # candidate or what the prompt evaluates ("Essay:" in "Evaluate ... the following essay").
     # The check treats them as the subject unless they are named generator context.
     handed: list[str] = field(default_factory=list)
+    # Variable names are code names that qualify a head noun ("user_query"): EL103 reads
+    # the head (see checks/templates.evaluator_inputs).
+    qualified_names: bool = True
 
 
 @dataclass
