@@ -222,3 +222,13 @@ def test_a_function_named_for_a_prompt_returns_its_template() -> None:
     [prompt] = _templates(code)
     assert prompt.name == "build_judge_prompt" and prompt.role.is_evaluator
     assert _at(code, prompt) == {"plan": "plan"}
+
+
+def test_el103_reads_python_strings_only_when_asked(tmp_path: Path) -> None:
+    module = ('JUDGE_PROMPT = "You are a strict judge. Score the answer from 1 to 5.\\n'
+              '<answer>{answer}</answer>\\n<notes>{model_name}</notes>"\n')
+    write_files(tmp_path, {"judge.py": module})
+    assert lint_tree(tmp_path, {"EL103"}).findings == []
+    on = {"rules": {"EL103": {"python_strings": True}}}
+    hits = lint_tree(tmp_path, {"EL103"}, config=on).findings
+    assert [(f.line, f.column) for f in hits] == [(1, 107)]

@@ -627,7 +627,8 @@ def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
             # the item the prompt hands over for evaluation (its own message, a label that
             # names the candidate), unless it is named generator context
             prompt.subjects = [*prompt.subjects, *("_".join(name_tokens(n)) for n in handed)]
-        yield from evaluator_inputs(prompt, ctx)
+        extras = bool(ctx.params("EL103").get("python_strings", False))
+        yield from (f for f in evaluator_inputs(prompt, ctx) if extras or f.code != "EL103")
         yield from generator_rubric_vars(prompt, ctx)
     mode = str(ctx.params("EL101").get("python_modules", "templates")).lower()
     if prompts and mode in ("templates", "all"):
