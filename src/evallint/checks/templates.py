@@ -630,18 +630,16 @@ def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
         extras = bool(ctx.params("EL103").get("python_strings", False))
         yield from (f for f in evaluator_inputs(prompt, ctx) if extras or f.code != "EL103")
         yield from generator_rubric_vars(prompt, ctx)
-    mode = str(ctx.params("EL101").get("python_modules", "templates")).lower()
-    if prompts and mode in ("templates", "all"):
-        yield from _merged_module(prompts, ctx, templates_only=mode == "templates")
+    if prompts and str(ctx.params("EL101").get("python_modules", "templates")).lower() != "off":
+        yield from _merged_module(prompts, ctx)
 
 
-def _merged_module(prompts: list[PromptFacts], ctx: Context,
-                   templates_only: bool) -> Iterator[Finding]:
-    """EL101: one module that holds the generator's and the evaluator's templates. By default
-    both must be templates (hold placeholders): a fixed system prompt beside the code that
-    sends it is configuration; two templates side by side are a prompt file in disguise."""
-    stated = [p for p in prompts if not getattr(p, "by_scope", False)
-              and (p.template.variables or not templates_only)]
+def _merged_module(prompts: list[PromptFacts], ctx: Context) -> Iterator[Finding]:
+    """EL101: one module that holds the generator's and the evaluator's templates. Only
+    templates count (the front-end keeps no fixed text): a fixed system prompt beside the
+    code that sends it is configuration; two templates side by side are a prompt file in
+    disguise."""
+    stated = [p for p in prompts if not getattr(p, "by_scope", False)]
     gen = next((p for p in stated if p.role.is_generator), None)
     ev = next((p for p in stated if p.role.is_evaluator), None)
     if gen is None or ev is None:

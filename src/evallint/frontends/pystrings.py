@@ -49,7 +49,7 @@ _RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "c
 _ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?(?:\s*[:=]|\()")
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
-_HOT_WORDS = ("format", "%", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
+_HOT_WORDS = (".format(", " % ", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
               "nstruction", "NSTRUCTION", "Message", "InputField")
 # Name tokens that make a name a prompt's ("JUDGE_PROMPT", "grader_template", "SYSTEM_MSG").
 _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "instructions",
@@ -941,6 +941,8 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
 
     dialect = "format" if isinstance(cand.node, ast.JoinedStr) else _dialect(cand, lit.text)
     template, conv = _parse(dialect, lit.text)
+    if not template.variables:
+        return None  # a fixed text: nothing reaches it, and a rule speaks only of templates
     how = cand.uses[0] if cand.uses else "named like a prompt"
     facts = PyPromptFacts(path=rel, kind="python", name=cand.name or cand.scope, how=how,
                           start=at(src.offset(cand.node.lineno, cand.node.col_offset)),
