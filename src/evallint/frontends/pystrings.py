@@ -134,6 +134,7 @@ class _Finder:
         self.direct: list[_Cand] = []
         self.signatures: list[ast.ClassDef] = []
         self.by_node: dict[int, _Cand] = {}
+        self.by_class_attr: dict[str, _Cand] = {}  # class attributes by bare name
         self.groups: list[tuple[list[ast.expr], str, str, str, str]] = []
         self.target = ""  # the name the statement being walked assigns
         self.target_value: ast.expr | None = None  # ... and the value it assigns
@@ -178,8 +179,7 @@ class _Finder:
         for key in ((scope, name), ("<module>", name)):
             if key in self.bound:
                 return self.bound[key]
-        return next((c for k, c in self.bound.items()
-                     if k[1] == name and k[0].startswith("<class")), None)
+        return self.by_class_attr.get(name)
 
     def _walk(self, body: list[ast.stmt], scope: str) -> None:
         for stmt in body:
@@ -259,6 +259,8 @@ class _Finder:
             cand.uses, cand.dialect = old.uses, old.dialect
         self.bound[key] = cand
         self.by_node[id(node)] = cand
+        if scope.startswith("<class"):
+            self.by_class_attr[name] = cand
 
     def _expr(self, node: ast.expr, scope: str) -> None:
         stack: list[ast.AST] = [node]
@@ -351,13 +353,11 @@ class _Finder:
         if isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and _path(node)):
             path = _path(node) or ""
             name = path.rsplit(".", 1)[-1]
-            for key in ((scope, name), ("<module>", name), *(
-                    k for k in self.bound if k[1] == name and k[0].startswith("<class"))):
-                cand = self.bound.get(key)
-                if cand is not None:
-                    cand.uses.append(how)
-                    cand.dialect = cand.dialect or dialect
-                    return
+            cand = self._lookup(node, scope)
+            if cand is not None:
+                cand.uses.append(how)
+                cand.dialect = cand.dialect or dialect
+                return
             # bound later in the module (a function above the constant): remember the use
             pending = _Cand(ast.Constant(""), name, "<module>", uses=[how], dialect=dialect)
             self.bound.setdefault(("<module>", name), pending)
