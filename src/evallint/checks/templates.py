@@ -13,8 +13,8 @@ from typing import Any
 
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
 from evallint.findings import Finding, Related, Severity
-from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY
-from evallint.kinds import TEMPLATE_KINDS
+from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFacts
+from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens
@@ -57,7 +57,8 @@ def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
         return None
     for sig in signals:
         if sig.endswith("*"):
-            prefix = "_".join(name_tokens(sig[:-1]))
+            # singular like the name's tokens: "previous_*" must not lose to "previou"
+            prefix = "_".join(_singular(name_tokens(sig[:-1])))
             trailing = sig[:-1].endswith(("_", "-"))
             for i in range(len(tokens)):
                 joined = "_".join(tokens[i:])
@@ -216,6 +217,12 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                     *ctx.config.aliases.get("output", [])}
     seen102: set[tuple[str, str]] = set()
     seen103: set[str] = set()
+    # Names in Python code qualify their head noun ("user_query", "program_input",
+    # "pass_criteria"): the head decides, for the input and the harness (an output alias as
+    # head is no pass: "reference_answer" is the very extra input EL103 exists for).
+    code_names = bool(getattr(facts, "qualified_names", False))
+    head_allowed = {"input", *_as_list(params103.get("input_aliases")),
+                    *_as_list(params103.get("harness"))}
     subjects = set(getattr(facts, "subjects", ()))
     for var in facts.template.variables:
         if _is_subject(var, subjects):
@@ -247,7 +254,8 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
         name, _ = _checked_name(var, containers)
         if name and name not in allowed and not _name_listed(name, allowed) and (
             name not in seen103
-        ) and _unnumbered(name) not in allowed:
+        ) and _unnumbered(name) not in allowed and not (
+            code_names and _headed_by(name, head_allowed)):
             seen103.add(name)
             reason = _legit(ctx, facts, name, var.name, var.dotted)
             if reason:
@@ -274,6 +282,12 @@ _TURN = re.compile(r"_\d+$")
 def _unnumbered(name: str) -> str:
     """``question_1``, ``answer_a_2``: one turn of a multi-turn input or output."""
     return _TURN.sub("", name)
+
+
+def _headed_by(name: str, allowed: set[str]) -> bool:
+    """Is the last word of ``name`` (singular) an allowed name ("user_query" -> "query")?"""
+    tokens = _singular(name_tokens(name))
+    return len(tokens) > 1 and (tokens[-1] in allowed or _name_listed(tokens[-1], allowed))
 
 
 def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
@@ -596,3 +610,52 @@ def prompt_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                     key=ev.path,
                     related=(_rel(gen, gen.model_pos, f"generator model {gen.model}"),),
                     evidence=tuple(ev.role.evidence), hint="use a different, cheaper judge model")
+
+
+# ---------------------------------------------------------------------------- Python strings
+
+
+@file_check("EL101", "EL102", "EL103", "EL105", "EL106", kinds=(FileKind.PYTHON,
+                                                                 FileKind.NOTEBOOK))
+def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
+    """The template rules on prompt templates held in Python strings (frontends/pystrings)."""
+    prompts: list[PromptFacts] = getattr(facts, "prompts", [])
+    for prompt in prompts:
+        handed = [n for n in getattr(prompt, "handed", ())
+                  if _denied(TemplateVar(name=n, path=(n,), pos=Pos(1, 1)), ctx) is None]
+        if handed and isinstance(prompt, PromptFileFacts):
+            # the item the prompt hands over for evaluation (its own message, a label that
+            # names the candidate), unless it is named generator context
+            prompt.subjects = [*prompt.subjects, *("_".join(name_tokens(n)) for n in handed)]
+        extras = bool(ctx.params("EL103").get("python_strings", False))
+        yield from (f for f in evaluator_inputs(prompt, ctx) if extras or f.code != "EL103")
+        yield from generator_rubric_vars(prompt, ctx)
+    if prompts and str(ctx.params("EL101").get("python_modules", "templates")).lower() != "off":
+        yield from _merged_module(prompts, ctx)
+
+
+def _merged_module(prompts: list[PromptFacts], ctx: Context) -> Iterator[Finding]:
+    """EL101: one module that holds the generator's and the evaluator's templates. Only
+    templates count (the front-end keeps no fixed text): a fixed system prompt beside the
+    code that sends it is configuration; two templates side by side are a prompt file in
+    disguise."""
+    stated = [p for p in prompts if not getattr(p, "by_scope", False)]
+    gen = next((p for p in stated if p.role.is_generator), None)
+    ev = next((p for p in stated if p.role.is_evaluator), None)
+    if gen is None or ev is None:
+        return
+    ev_pos = getattr(ev, "start", Pos(1, 1))
+    gen_pos = getattr(gen, "start", Pos(1, 1))
+    ev_name = getattr(ev, "name", "") or "a string"
+    gen_name = getattr(gen, "name", "") or "a string"
+    where = f"cell {gen_pos.cell}, line {gen_pos.line}" if gen_pos.cell else (
+        f"line {gen_pos.line}")
+    yield ctx.finding(
+        "EL101", ev.path, ev_pos,
+        f"module holds an evaluator prompt ('{ev_name}') and a generator prompt ('{gen_name}', "
+        f"{where}); give the evaluator's template its own module or file",
+        default=Severity.WARNING,
+        related=[Related(gen.path, gen_pos.line, gen_pos.column,
+                         f"generator template '{gen_name}'", gen_pos.cell)],
+        evidence=[*ev.role.evidence[:1], *gen.role.evidence[:1]],
+    )

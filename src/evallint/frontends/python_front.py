@@ -13,10 +13,11 @@ import re
 from pathlib import PurePosixPath
 
 from evallint.config import Config
-from evallint.facts import Pos
+from evallint.facts import Pos, PromptFacts
 from evallint.frontend import ParseError, frontend
+from evallint.frontends.pystrings import find_templates, may_hold_templates, prompt_module
 from evallint.kinds import FileKind
-from evallint.pyflow.build import Builder
+from evallint.pyflow.build import Builder, PosMap
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
 from evallint.pyflow.providers import PREFILTER_WORDS, has_sdk_call
@@ -112,6 +113,8 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     package = facts.module if source.rel.endswith("__init__.py") else (
         facts.module.rpartition(".")[0])
     if not force and not needs_cst(code):
+        if prompt_module(code):
+            facts.prompts = _templates_only(code, source.rel, pos_map)
         if "import" in code:
             facts.imported = imported_modules(code, package)
             if facts.imported:
@@ -130,6 +133,8 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
         code = joined.code
     facts.digest = _digest(code)
     facts.skipped_cells = tuple(skipped)
+    if may_hold_templates(code):
+        facts.prompts = _templates(tree, code, source.rel, pos_map)
     if not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)
         return facts
@@ -146,6 +151,23 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.calls_sdk = has_sdk_call(facts)
     facts.function_names = frozenset(builder.functions)
     return facts
+
+
+def _templates_only(code: str, rel: str, pos_map: PosMap) -> list[PromptFacts]:
+    """Templates of a module the LLM prefilter skips (a prompts module holds only strings);
+    one that does not parse has none: it was never linted as Python either."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return _templates(tree, code, rel, pos_map)
+
+
+def _templates(tree: ast.Module, code: str, rel: str, pos_map: PosMap) -> list[PromptFacts]:
+    try:
+        return list(find_templates(tree, code, rel, pos_map))
+    except RecursionError:
+        return []
 
 
 def _ast_tree(code: str, joined: JoinedNotebook | None,

@@ -29,11 +29,13 @@ _TEMPLATE_TAG = re.compile(
 )
 _CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
 # A label: one to six words and a colon, in optional markdown emphasis or a heading
-# ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:").
+# ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:", "[Response]:").
 _LABEL = re.compile(
-    r"^[ \t>*_#-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})[ \t]*[*_]*:[*_]*[ \t]*$"
+    r"^[ \t>*_#\[-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})\]?[ \t]*[*_]*:[*_]*"
+    r"[ \t]*$"
 )
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t]+\S[^\n]*$")
+# "###Response to evaluate:" (no space) is how many judge prompts write their headings
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+\S|[A-Za-z])[^\n]*$")
 # "RESPONSE (the assistant's reply):": a parenthetical note is not part of the label.
 _PARENTHETICAL = re.compile(r"\([^()\n]*\)")
 # Words that open a sentence, not a label: "Grade this answer:", "Here is the output:".

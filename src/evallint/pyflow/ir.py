@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from evallint import datacodec
-from evallint.facts import FileFacts, Pos
+from evallint.facts import FileFacts, Pos, PromptFacts
 
 # A symbolic value for model resolution:
 #   ("lit", text)                       a string literal
@@ -199,6 +199,9 @@ class PythonFacts(FileFacts):
     # Set when the file is not analysed as Python by design (a notebook of another language,
     # a scaffold template holding Jinja): why, for an EL901 note.
     not_python: str = ""
+    # Prompt templates held in Python strings, with positions in this file (the template
+    # rules read them; see :mod:`evallint.frontends.pystrings`).
+    prompts: list[PromptFacts] = field(default_factory=list)
 
     # Set by the front-end: a call in this module looks like an LLM SDK call. The project
     # analysis starts from these modules without decoding anyone's code tree.
