@@ -24,6 +24,8 @@ from evallint.frontends.promptfoo_front import (
     PromptfooFacts,
 )
 from evallint.kinds import FileKind
+from evallint.modelpairs import ModelEnd, ModelPair, pair_source
+from evallint.pyflow.results import where
 from evallint.registry import Context, Project, file_check, project_check
 
 DEFAULT_GRADED = (
@@ -273,3 +275,50 @@ def missing_file_refs(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
             f"promptfoo {m.purpose} reference 'file://{m.target}' names a file that does not "
             f"exist next to {posixpath.basename(facts.path)}: what it holds (providers, "
             "prompts, graders, rubrics) was never checked")
+
+
+# ---------------------------------------------------------------------------- python graders
+
+
+@pair_source
+def python_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
+    """A ``type: python`` assertion whose ``value: file://grader.py`` calls an LLM: that call
+    grades the providers under test, so its model is compared with theirs (the grader in one
+    file, the models under test in the config beside it)."""
+    configs = [f for f in project.of_kind(FileKind.PROMPTFOO)
+               if isinstance(f, PromptfooFacts) and f.is_config and f.providers]
+    if not configs:
+        return
+    from evallint.pyflow.project import result_for
+
+    result = result_for(project, ctx)
+    for facts in configs:
+        tests = [t for t in (facts.default_test, *facts.tests) if t is not None]
+        for a in (a for t in tests for a in t.assertions):
+            if a.type != "python" or not a.rubric_file:
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(facts.path),
+                                                       _grader_file(a.rubric_file)))
+            # the model call itself, not the helpers that wrap it (``llm_eval()`` in get_assert)
+            for call in (c for c in result.calls if c.path == target and c.model
+                         and not c.own_role):
+                assert call.model is not None
+                end = ModelEnd(f"the promptfoo python grader call at {where(call.path, call.pos)}",
+                               call.path, call.pos, call.model, f"`{call.model}`")
+                for p in facts.providers:
+                    if not p.model:
+                        continue
+                    at = Related(p.path or facts.path, p.pos.line, p.pos.column,
+                                 "the provider under test")
+                    runs = Related(facts.path, a.pos.line, a.pos.column,
+                                   "the assertion that runs this grader")
+                    yield ModelPair(end, ModelEnd(f"provider under test '{p.id}'",
+                                                  p.path or facts.path, p.pos, p.model, p.model),
+                                    key=(call.path, call.pos.line, call.pos.column),
+                                    related=(at, runs))
+
+
+def _grader_file(target: str) -> str:
+    """``grader.py:get_assert`` names ``grader.py``."""
+    head, sep, _ = target.rpartition(":")
+    return head if sep and head.endswith(".py") else target
