@@ -232,3 +232,34 @@ def test_el103_reads_python_strings_only_when_asked(tmp_path: Path) -> None:
     on = {"rules": {"EL103": {"python_strings": True}}}
     hits = lint_tree(tmp_path, {"EL103"}, config=on).findings
     assert [(f.line, f.column) for f in hits] == [(1, 107)]
+
+
+def test_a_field_that_only_measures_a_value_does_not_render_it(tmp_path: Path) -> None:
+    """``{len(history)}`` shows a count: the judge never sees the history itself."""
+    write_files(tmp_path, {"judge.py": (
+        "from openai import OpenAI\n\nclient = OpenAI()\n\n\n"
+        "def grade(response, history):\n"
+        '    prompt = f"""You are a judge. Score the response from 1 to 10.\n'
+        "<response>{response}</response>\n"
+        'History length: {len(history)} messages"""\n'
+        "    return client.chat.completions.create(model='gpt-4o-mini', messages=[\n"
+        "        {'role': 'user', 'content': prompt}])\n")})
+    found = [f for f in lint_tree(tmp_path, {"EL102"}).findings]
+    assert found == []
+    (tmp_path / "judge.py").write_text((tmp_path / "judge.py").read_text().replace(
+        "{len(history)} messages", "{history}"))
+    assert [f.code for f in lint_tree(tmp_path, {"EL102"}).findings] == ["EL102"]
+
+
+def test_a_judge_noun_in_a_constant_name_needs_the_text_to_evaluate(tmp_path: Path) -> None:
+    """A user simulator kept as ``*_EVALUATOR_PROMPT`` evaluates nothing: no judge, so the
+    conversation it renders is no EL102; the same name over a grading text is a judge."""
+    sim = ('ASSISTANT_EVALUATOR_PROMPT = """You play a user talking to a chatbot.\n'
+           "Here is the conversation so far:\n{conversation}\n"
+           'Reply with the next message this user would send."""\n')
+    write_files(tmp_path, {"sim.py": sim})
+    assert lint_tree(tmp_path, {"EL102"}).findings == []
+    (tmp_path / "sim.py").write_text(sim.replace(
+        "Reply with the next message this user would send.",
+        "Score the response from 1 to 10.\n<response>{response}</response>"))
+    assert [f.code for f in lint_tree(tmp_path, {"EL102"}).findings] == ["EL102"]

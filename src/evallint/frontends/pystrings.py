@@ -698,6 +698,9 @@ def _field_names(expr: ast.expr) -> list[str]:
     if path:
         return [path]
     out: list[str] = []
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and \
+            expr.func.id in _MEASURES:
+        return []  # {len(history)} shows a count, never the history itself
     if isinstance(expr, ast.Call):
         for arg in [*expr.args, *(k.value for k in expr.keywords)]:
             out.extend(_field_names(arg))
@@ -707,6 +710,10 @@ def _field_names(expr: ast.expr) -> list[str]:
                 expr.func.attr not in ("join", "format", "dumps")):
             out.append(expr.func.value.id)
     return out
+
+
+# Builtins whose result says how big or what type a value is, not what it holds.
+_MEASURES = frozenset({"len", "type", "id", "bool", "hash", "isinstance", "callable"})
 
 
 def _access_path(expr: ast.expr) -> str | None:
@@ -812,11 +819,12 @@ def _role(cand: _Cand, facts: PyPromptFacts, body: str) -> RoleInfo:
             return RoleInfo(Role.UNKNOWN, [f"{note}, but the text evaluates"])
         return RoleInfo(role, [note])
     if role is Role.EVALUATOR:
-        if not verb and _names_the_judge(cand.name, token):
-            return RoleInfo(role, [note])
+        # In code a constant's name is a label, not a file's stated purpose: even a judge
+        # noun ("ASSISTANT_EVALUATOR_PROMPT" that simulates the user) needs the text to evaluate
         support = _evaluates(facts, body, tmap)
         if support is not None:
-            return RoleInfo(role, [note, support])
+            why = [note] if not verb and _names_the_judge(cand.name, token) else [note, support]
+            return RoleInfo(role, why)
     if content is not None:
         return content
     labelled = [v for v in facts.template.variables
