@@ -55,7 +55,7 @@ PREFILTER_WORDS = (
     "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
     "langchain", "langgraph", "mistral", "dspy", "from agents", "import agents", "autogen",
     "pydantic_ai", "pydantic_evals", "genai", "generativeai", "completions.create",
-    "responses.create", "generate_content", "textgrad", "evaluatoroptimizer", "crewai",
+    "responses.create", "generate_content", "textgrad", "crewai",
 )
 # A module that imports one of these (or a ``langchain*`` package) can call an LLM.
 SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS),
