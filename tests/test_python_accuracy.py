@@ -299,3 +299,20 @@ def test_a_docstring_line_that_reads_like_a_magic_stays_text() -> None:
     assert "who can re-route" in code
     assert "%who" not in code  # a real magic line is still rewritten
     ast.parse(code)
+
+
+def test_a_framework_s_own_package_is_not_a_user_of_the_framework() -> None:
+    """In dspy's own repository (a ``dspy`` package in the project) its modules and tests
+    build dspy objects from the project's own code: no framework run to analyse. A program
+    that imports the installed dspy is analysed."""
+    from evallint.config import Config
+    from evallint.pyflow.analysis import Analysis
+    from tests.test_python_frontend import facts_of
+
+    program = "import dspy\n\n\ndef ask(q):\n    return dspy.Predict('q -> a')(q=q)\n"
+    own = [facts_of("dspy/__init__.py", "from dspy.predict import Predict\n"),
+           facts_of("dspy/predict.py", "class Predict:\n    pass\n"),
+           facts_of("tests/test_predict.py", program)]
+    assert Analysis(own, Config()).relevant == set()
+    user = [facts_of("app/qa.py", program)]
+    assert Analysis(user, Config()).relevant == {"app/qa.py"}

@@ -20,7 +20,7 @@ from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder, PosMap
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
-from evallint.pyflow.providers import PREFILTER_WORDS, has_sdk_call
+from evallint.pyflow.providers import PREFILTER_WORDS, framework_roots, has_sdk_call
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
@@ -165,6 +165,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.functions = builder.functions
     facts.owners = builder.owners
     facts.calls_sdk = has_sdk_call(facts)
+    facts.fw_roots = framework_roots(facts)
     facts.function_names = frozenset(builder.functions)
     return facts
 

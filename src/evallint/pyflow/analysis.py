@@ -250,7 +250,8 @@ class Analysis:
     def _relevant(self) -> set[str]:
         """Modules worth interpreting: those with an SDK-like call, and those importing them
         (transitively). The rest of a large code base costs nothing beyond its parse."""
-        relevant = {m.path for m in self.tables.modules if m.facts.calls_sdk}
+        relevant = {m.path for m in self.tables.modules if m.facts.calls_sdk or any(
+            self.tables.module(root) is None for root in m.facts.fw_roots)}
         changed = True
         while changed:
             changed = False

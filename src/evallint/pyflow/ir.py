@@ -206,6 +206,7 @@ class PythonFacts(FileFacts):
     # Set by the front-end: a call in this module looks like an LLM SDK call. The project
     # analysis starts from these modules without decoding anyone's code tree.
     calls_sdk: bool = False
+    fw_roots: tuple[str, ...] = ()  # modelled frameworks it calls (see providers.framework_roots)
     # The names in ``functions``, kept eager: following an import to a function does not
     # decode the code tree of every module on the way.
     function_names: frozenset[str] = frozenset()

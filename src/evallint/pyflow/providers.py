@@ -89,6 +89,12 @@ def framework_evaluator(qualified: str) -> str | None:
     return None
 
 
+def _inside(module: str, package: str) -> bool:
+    """Is ``module`` part of ``package`` itself? A framework's own source (``dspy/predict/``)
+    builds its objects from its own modules: it is not a program that uses the framework."""
+    return module == package or module.startswith(package + ".")
+
+
 def has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure)"""
     for fn in facts.functions.values():
@@ -107,6 +113,20 @@ def has_sdk_call(facts: PythonFacts) -> bool:
             target = facts.imports.get(root, "")
             if target.split(".")[0] == "litellm":
                 return True
-            if target.startswith(GOOGLE_LLM_MODULES) or target.split(".")[0] in FRAMEWORK_ROOTS:
-                return True  # a framework object or run (the interpreter decides)
+            if target.startswith(GOOGLE_LLM_MODULES):
+                return True
     return False
+
+
+def framework_roots(facts: PythonFacts) -> tuple[str, ...]:
+    """The modelled frameworks (``dspy``, ``agents`` ...) whose objects this module calls.
+    Kept apart from :func:`has_sdk_call`: the project analysis counts them only when the
+    project does not hold a package of that name (the framework's own repository, or a
+    project whose ``agents/`` package is its own code)."""
+    roots: list[str] = []
+    for fn in facts.functions.values():
+        for c in fn.calls:
+            fw = facts.imports.get(c.func.split(".")[0], "").split(".")[0]
+            if fw in FRAMEWORK_ROOTS and not _inside(facts.module, fw):
+                roots.append(fw)
+    return tuple(dict.fromkeys(roots))
