@@ -211,6 +211,7 @@ class Analysis:
         self.summaries: dict[tuple[str, str], Summary] = {}
         # module-level names passed as a generator's system prompt / history, per file
         self.genctx: dict[str, dict[str, L]] = {}
+        self.genctx_size = 0  # names in genctx, counted as they are added (``_epoch``)
         self.tables = Tables(facts)
         self.relevant = self._relevant()
         self._stale: set[tuple[str, str]] = set()  # functions to run again (_load_importers)
@@ -405,8 +406,7 @@ class Analysis:
     def _epoch(self) -> tuple[int, int]:
         """The size of the project-wide state a function without LLM values reads (generator
         context names, chat objects); it only grows."""
-        return (sum(len(v) for v in self.genctx.values()),
-                len(self.chats) + len(self.ambient))
+        return self.genctx_size, len(self.chats) + len(self.ambient)
 
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
@@ -1548,7 +1548,10 @@ class Interp:
         if name in self.labels or name in self.fn.locals:
             self.labels[name] = self.labels.get(name, frozenset()) | {L("genctx", o, name=name)}
         else:
-            self.genctx_globals[name] = L("genctx", o, name=name)
+            names = self.genctx_globals
+            if name not in names:
+                self.an.genctx_size += 1
+            names[name] = L("genctx", o, name=name)
 
     def mark_system_slot(self, c: CallIR, messages: list[Val]) -> None:
         """Names in the system slot of a generator's message list (``{"role": "system",
