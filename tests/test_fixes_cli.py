@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -10,24 +9,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from evallint.cli import main
 from tests.conftest import write_files
+from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^(?P<path>[^:\s]+):(?:cell \d+:)?\d+:\d+: (?P<code>EL\d{3}) (?P<mark>\[\*\] )?")
-
-
-def run(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    runner = CliRunner()
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        res = runner.invoke(main, args, catch_exceptions=False)
-    finally:
-        os.chdir(old)
-    return res.exit_code, res.stdout, res.stderr
 
 
 def findings(out: str) -> list[tuple[str, str, bool]]:
