@@ -22,6 +22,7 @@ from evallint.frontends.promptfoo_front import (
     PfProvider,
     PfTest,
     PromptfooFacts,
+    target_file,
 )
 from evallint.kinds import FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
@@ -298,7 +299,7 @@ def python_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             if a.type != "python" or not a.rubric_file:
                 continue
             target = posixpath.normpath(posixpath.join(posixpath.dirname(facts.path),
-                                                       _grader_file(a.rubric_file)))
+                                                       target_file(a.rubric_file)))
             # the model call itself, not the helpers that wrap it (``llm_eval()`` in get_assert)
             for call in (c for c in result.calls if c.path == target and c.model
                          and not c.own_role):
@@ -317,8 +318,3 @@ def python_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                                     key=(call.path, call.pos.line, call.pos.column),
                                     related=(at, runs))
 
-
-def _grader_file(target: str) -> str:
-    """``grader.py:get_assert`` names ``grader.py``."""
-    head, sep, _ = target.rpartition(":")
-    return head if sep and head.endswith(".py") else target

@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass
 
 from evallint.facts import Pos
+from evallint.pyast import dotted
 from evallint.source import char_column
 
 GRADED = {"inspect_ai.scorer.model_graded_qa", "inspect_ai.scorer.model_graded_fact"}
@@ -30,15 +31,6 @@ class InspectGrader:
     history_pos: Pos | None = None
 
 
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head else None
-    return None
-
-
 def _is_off(node: ast.expr) -> bool:
     """``None`` (or ``False``): the argument is given but switched off."""
     return isinstance(node, ast.Constant) and node.value in (None, False)
@@ -53,7 +45,7 @@ class _Scan:
         self.found: list[InspectGrader] = []
 
     def _qual(self, node: ast.expr) -> str | None:
-        name = _dotted(node)
+        name = dotted(node)
         if name is None:
             return None
         head, _, rest = name.partition(".")

@@ -180,7 +180,7 @@ _SCRIPT_EXTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".go", ".rb", ".sh")
 _DATA_EXTS = (".yaml", ".yml", ".json")
 
 
-def _target_file(target: str) -> str:
+def target_file(target: str) -> str:
     """The file part of a ``file://`` target: ``provider.py:call_api`` names ``provider.py``."""
     head, sep, tail = target.rpartition(":")
     if sep and head and "/" not in tail and not tail.startswith("\\"):
@@ -195,7 +195,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
     from evallint.frontends.config_refs import read_named_file
 
     for inc in facts.includes:
-        target = _target_file(inc.target.strip())
+        target = target_file(inc.target.strip())
         if not target or any(ch in target for ch in "*?[{"):
             continue
         found = read_named_file(source, config, target)
@@ -218,7 +218,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
             p.path = found[0]
             facts.providers.append(p)
     for ref, pos, path in _file_refs(doc, facts):
-        target = _target_file(ref)
+        target = target_file(ref)
         if any(ch in target for ch in "*?[{"):
             continue
         found = read_named_file(source, config, target)
@@ -300,7 +300,7 @@ def _graders_by_file(source: SourceFile, config: Config, facts: PromptfooFacts) 
     for g in graders:
         if g is None or not g.id or not g.id.startswith("file://"):
             continue
-        target = _target_file(g.id[len("file://"):].strip())
+        target = target_file(g.id[len("file://"):].strip())
         if not target.lower().endswith(_DATA_EXTS):
             continue
         found = read_named_file(source, config, target)

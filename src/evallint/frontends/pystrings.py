@@ -32,6 +32,7 @@ from evallint.frontends.prompt_files import (
     labelled_subjects,
 )
 from evallint.frontends.template_text import TextMap
+from evallint.pyast import dotted, str_const
 from evallint.pyflow.build import asks_score
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.roles import EVALUATOR_WORDS, Role, RoleInfo, name_tokens, prompt_name_role
@@ -172,7 +173,7 @@ class _Finder:
         return None
 
     def _lookup(self, node: ast.expr, scope: str) -> _Cand | None:
-        path = _path(node)
+        path = dotted(node)
         if not path:
             return None
         name = path.rsplit(".", 1)[-1]
@@ -282,7 +283,7 @@ class _Finder:
             stack.extend(ast.iter_child_nodes(cur))
 
     def _qualified(self, func: ast.expr) -> str:
-        path = _path(func)
+        path = dotted(func)
         if not path:
             return ""
         root, _, rest = path.partition(".")
@@ -340,18 +341,18 @@ class _Finder:
         return self.target if node is self.target_value else ""
 
     def _message(self, node: ast.Dict, scope: str) -> None:
-        keys = [_const_str(k) if k is not None else None for k in node.keys]
+        keys = [str_const(k) if k is not None else None for k in node.keys]
         if "role" in keys and "content" in keys and id(node) not in self.grouped_dicts:
             value = node.values[keys.index("content")]
-            role = _const_str(node.values[keys.index("role")]) or "chat"
+            role = str_const(node.values[keys.index("role")]) or "chat"
             self._use(value, scope, f"a '{role}' message content", "")
 
     def _use(self, node: ast.expr, scope: str, how: str, dialect: str,
              owner: ast.expr | None = None) -> None:
         """``node`` is used as a prompt (``how``); ``owner`` is the call that uses it."""
         node = _unwrap(node)
-        if isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and _path(node)):
-            path = _path(node) or ""
+        if isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and dotted(node)):
+            path = dotted(node) or ""
             name = path.rsplit(".", 1)[-1]
             cand = self._lookup(node, scope)
             if cand is not None:
@@ -394,7 +395,7 @@ def _message_content(node: ast.expr) -> ast.expr | None:
     """``{"role": ..., "content": X}`` -> X."""
     if not isinstance(node, ast.Dict):
         return None
-    keys = [_const_str(k) if k is not None else None for k in node.keys]
+    keys = [str_const(k) if k is not None else None for k in node.keys]
     if "role" in keys and "content" in keys:
         return node.values[keys.index("content")]
     return None
@@ -402,7 +403,7 @@ def _message_content(node: ast.expr) -> ast.expr | None:
 
 def _lc_content(node: ast.expr) -> ast.expr | None:
     """``("system", X)`` -> X; ``SystemMessage(content=X)`` -> X."""
-    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and _const_str(node.elts[0]):
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and str_const(node.elts[0]):
         return node.elts[1]
     if isinstance(node, ast.Call) and node.args:
         return node.args[0]
@@ -446,25 +447,10 @@ def _target_name(t: ast.expr) -> str | None:
     return None
 
 
-def _path(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _path(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
-def _const_str(node: ast.expr | None) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
 def _kw_text(call: ast.Call, name: str) -> str | None:
     for kw in call.keywords:
         if kw.arg == name:
-            return _const_str(kw.value)
+            return str_const(kw.value)
     return None
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from evallint.facts import Pos
+from evallint.pyast import str_const
 from evallint.pyflow.ir import (
     EMPTY,
     Assign,
@@ -284,10 +285,10 @@ class Builder:
 
     def dict_constants(self, prefix: str, node: ast.Dict) -> None:
         for key, val in zip(node.keys, node.values, strict=True):
-            if _str_const(key) is not None:
-                self.constants[f"{prefix}.{_str_const(key)}"] = self.expr(val, _Fn("<const>"))
+            if str_const(key) is not None:
+                self.constants[f"{prefix}.{str_const(key)}"] = self.expr(val, _Fn("<const>"))
                 if isinstance(val, ast.Dict):
-                    self.dict_constants(f"{prefix}.{_str_const(key)}", val)
+                    self.dict_constants(f"{prefix}.{str_const(key)}", val)
 
     def init_attr(self, target: ast.expr, value: Val, fn: _Fn) -> None:
         """``self.x = ...`` in ``__init__`` makes ``Class.x`` resolvable (defaults of params)."""
@@ -410,7 +411,7 @@ class Builder:
             if not base:
                 return None
             idx = node.slice
-            key = _str_const(idx)
+            key = str_const(idx)
             if key is not None:
                 return f"{base}.{key}"
             if isinstance(idx, ast.Constant) and type(idx.value) is int:
@@ -560,7 +561,7 @@ class Builder:
         if chained:
             fn.validates = True
         if any(isinstance(op, _MEMBER_OPS) for op in node.ops) and (
-            _str_const(node.left) is not None
+            str_const(node.left) is not None
         ):
             fn.validates = True  # "score" in data: a key check
         compares = (*v.compares, v) if ordering else v.compares
@@ -662,10 +663,3 @@ def _flat_tuple(target: ast.expr) -> bool:
     target can take its own element's value."""
     return isinstance(target, (ast.Tuple, ast.List)) and 2 <= len(target.elts) <= 8 and all(
         isinstance(el, (ast.Name, ast.Attribute)) for el in target.elts)
-
-
-def _str_const(node: ast.expr | None) -> str | None:
-    """The text of a string constant, else None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
