@@ -88,3 +88,49 @@ def test_the_architecture_rule_table_is_generated_from_the_rule_files() -> None:
     table = rules_table(list(load_rules().values()))
     assert text[begin:end] == table
     assert set(re.findall(r"\bEL\d{3}\b", table)) == set(load_rules())
+
+
+def test_the_precompiled_rules_match_the_rule_files() -> None:
+    """rules/rules.compiled.json is what start-up reads; after editing a rule file, regenerate
+    it with `python -m evallint.rulemeta` (a stale copy is ignored at run time, but then every
+    run pays for the YAML)."""
+    from evallint.rulemeta import COMPILED, compile_rules, rules_dir
+
+    assert (rules_dir() / COMPILED).read_text(encoding="utf-8") == compile_rules()
+
+
+def test_a_stale_or_broken_precompiled_copy_is_not_used(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules come from the YAML whenever the compiled copy was made from other files."""
+    from evallint import rulemeta
+
+    src = rulemeta.rules_dir()
+    for p in src.glob("*.yaml"):
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    (tmp_path / rulemeta.COMPILED).write_text(rulemeta.compile_rules(tmp_path))
+    edited = tmp_path / "EL101.yaml"
+    edited.write_text(edited.read_text().replace("\nsummary: ", "\nsummary: Edited. ", 1))
+    monkeypatch.setattr(rulemeta, "rules_dir", lambda: tmp_path)
+    for compiled in ("stale", "{not json", '{"digest": 1}'):
+        if compiled != "stale":
+            (tmp_path / rulemeta.COMPILED).write_text(compiled)
+        rulemeta.load_rules.cache_clear()
+        try:
+            assert rulemeta.load_rules()["EL101"].summary.startswith("Edited. ")
+        finally:
+            rulemeta.load_rules.cache_clear()
+
+
+def test_lazy_modules_register_nothing() -> None:
+    """load_checks skips LAZY_MODULES; that is only right while they register no check or
+    front-end."""
+    import importlib
+
+    from evallint.frontend import FRONTENDS
+    from evallint.registry import FILE_CHECKS, LAZY_MODULES, PROJECT_CHECKS, load_checks
+
+    load_checks()
+    before = (dict(FRONTENDS), list(FILE_CHECKS), list(PROJECT_CHECKS))
+    for name in LAZY_MODULES:
+        importlib.reload(importlib.import_module(name))
+    assert (dict(FRONTENDS), list(FILE_CHECKS), list(PROJECT_CHECKS)) == before

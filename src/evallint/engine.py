@@ -8,9 +8,11 @@ facts of every file.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -258,6 +260,25 @@ def run_stdin(name: str, data: bytes, config: Config, enabled: set[str]) -> RunR
     return _finish([result], config, all_metas(config), enabled, 0)
 
 
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """Fewer runs of the cyclic garbage collector while a check runs.
+
+    A check builds millions of small objects that form no cycles (syntax trees, the IR, facts);
+    with the default thresholds the collector rescans the live ones again and again, which was
+    a third of the per-file time on real trees. Start-up objects are frozen out of its sight,
+    and a collection waits for 50,000 allocations instead of 700. Forked workers inherit this.
+    """
+    old = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
+
+
 def run_check(
     paths: list[str],
     config: Config,
@@ -274,6 +295,14 @@ def run_check(
     ``buffers`` maps a task's absolute path to text that replaces the file on disk (an editor's
     unsaved document); such a file is never read from or written to the cache, which keeps
     serving every other file."""
+    with few_collections():
+        return _run_check(paths, config, enabled, jobs=jobs, use_cache=use_cache,
+                          cache_dir=cache_dir, tasks=tasks, buffers=buffers)
+
+
+def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int | None,
+               use_cache: bool, cache_dir: str | None, tasks: list[FileTask] | None,
+               buffers: dict[str, str] | None) -> RunResult:
     load_checks()
     metas = all_metas(config)
     warnings: list[str] = []

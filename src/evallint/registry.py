@@ -77,10 +77,14 @@ def project_check(*codes: str) -> Callable[[ProjectCheckFn], ProjectCheckFn]:
 
 
 _LOADED = False
+# Helpers that register nothing and pull in a heavy library (Jinja): imported by the first
+# template that needs them, not at start-up (tests/test_registry.py keeps this true).
+LAZY_MODULES = frozenset({"evallint.frontends.jinja_front"})
 
 
 def load_checks() -> None:
-    """Import every module of ``evallint.checks`` and ``evallint.frontends`` (they register)."""
+    """Import every module of ``evallint.checks`` and ``evallint.frontends`` (they register),
+    except :data:`LAZY_MODULES`."""
     global _LOADED
     if _LOADED:
         return
@@ -88,7 +92,8 @@ def load_checks() -> None:
     for pkg_name in ("evallint.frontends", "evallint.checks"):
         pkg = importlib.import_module(pkg_name)
         for info in pkgutil.walk_packages(pkg.__path__, prefix=pkg_name + "."):
-            importlib.import_module(info.name)
+            if info.name not in LAZY_MODULES:
+                importlib.import_module(info.name)
 
 
 # --------------------------------------------------------------------------- selection

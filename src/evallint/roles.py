@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import lru_cache
 
 
 class Role(str, Enum):
@@ -86,11 +87,17 @@ _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 def name_tokens(name: str) -> list[str]:
     """Split ``judgePrompt_v2.md`` into ``['judge', 'prompt', 'v2', 'md']``."""
+    return list(_tokens(name))
+
+
+@lru_cache(maxsize=16384)
+def _tokens(name: str) -> tuple[str, ...]:
+    """Memoised: the analysis asks again for the same few thousand names of a project."""
     parts: list[str] = []
     for chunk in _SPLIT.split(name):
         if chunk:
             parts.extend(p.lower() for p in _CAMEL.split(chunk) if p)
-    return parts
+    return tuple(parts)
 
 
 def role_from_name(name: str) -> Role:

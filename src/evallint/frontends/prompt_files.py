@@ -21,7 +21,6 @@ from evallint.facts import Pos, PromptFacts, Section, TemplateFacts
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.dollar_front import has_dollar_fields, parse_dollar
 from evallint.frontends.format_front import has_format_fields, parse_format
-from evallint.frontends.jinja_front import parse_jinja
 from evallint.frontends.marks import Doc, load_yaml, split_front_matter
 from evallint.frontends.mustache_front import parse_mustache
 from evallint.frontends.template_text import TextMap, fenced_spans, normalize_newlines
@@ -221,6 +220,14 @@ def dialect_for(rel: str, body: str, front_matter: dict[str, Any]) -> str:
     if has_format_fields(body):
         return "format"
     return "none"
+
+
+def parse_jinja(text: str) -> Any:
+    """Jinja's parser, imported with Jinja at the first template (a run over Python alone
+    never pays for it)."""
+    from evallint.frontends.jinja_front import parse_jinja as parse
+
+    return parse(text)
 
 
 _PARSERS = {"jinja": parse_jinja, "mustache": parse_mustache, "format": parse_format}

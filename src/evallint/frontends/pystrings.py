@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from evallint.facts import Pos, TemplateFacts, TemplateVar
 from evallint.frontend import ParseError
 from evallint.frontends.format_front import has_format_fields, parse_format
-from evallint.frontends.jinja_front import parse_jinja
 from evallint.frontends.prompt_files import (
     _CANDIDATE_NAMES,
     PromptFileFacts,
@@ -773,6 +772,8 @@ def _parse(dialect: str, text: str) -> tuple[TemplateFacts, tuple[str, list[int]
                 from evallint.frontends.mustache_front import parse_mustache
 
                 return parse_mustache(text), None
+            from evallint.frontends.jinja_front import parse_jinja
+
             return parse_jinja(text), None
         except ParseError:
             return TemplateFacts(dialect="none"), None

@@ -211,14 +211,13 @@ class Analysis:
         self.summaries: dict[tuple[str, str], Summary] = {}
         # module-level names passed as a generator's system prompt / history, per file
         self.genctx: dict[str, dict[str, L]] = {}
-        self.genctx_size = 0  # names in genctx, counted as they are added (``_epoch``)
         self.tables = Tables(facts)
         self.relevant = self._relevant()
         self._stale: set[tuple[str, str]] = set()  # functions to run again (_load_importers)
         # callee -> the functions whose last run read its summary
         self._callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
         # functions whose last run was quiet (``Interp.touched``), with the epoch it began at
-        self._quiet: dict[tuple[str, str], tuple[int, int]] = {}
+        self._quiet: dict[tuple[str, str], tuple[int, bool]] = {}
         self.skipped = [f for f in facts if not f.analyzed and f.imported]
         self.load = load
         # evaluator calls (origin keys) whose output carries a numeric score: the prompt asks
@@ -397,16 +396,19 @@ class Analysis:
         for mod, fn in funcs:
             # A function whose last run met no LLM value, call or sink, under the same
             # project-wide state, has nothing to report: its reporting run would be the same.
-            if self._quiet.get((mod.path, fn.name)) == self._epoch():
+            if self._quiet.get((mod.path, fn.name)) == self._epoch(mod.path):
                 continue
             Interp(self, mod, fn, report=True).run()
         self._dedupe()
         return self.result
 
-    def _epoch(self) -> tuple[int, int]:
-        """The size of the project-wide state a function without LLM values reads (generator
-        context names, chat objects); it only grows."""
-        return self.genctx_size, len(self.chats) + len(self.ambient)
+    def _epoch(self, path: str) -> tuple[int, bool]:
+        """The project-wide state a function of module ``path`` without LLM values reads: its
+        own module's generator-context names (``Interp.read``), and whether any chat object
+        exists (which turns on the static chat lookups; their answers do not depend on which
+        chats exist). Both only grow. Everything else it could read needs an LLM value first."""
+        names = self.genctx.get(path)
+        return (len(names) if names else 0), bool(self.chats)
 
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
@@ -427,7 +429,7 @@ class Analysis:
             if runs[key] > 8:
                 continue
             mod, fn = funcs[key]
-            epoch = self._epoch()
+            epoch = self._epoch(mod.path)
             interp = Interp(self, mod, fn, report=False)
             new = interp.run()
             if interp.structural and key not in queued:  # its calls' roles changed: again
@@ -1111,8 +1113,7 @@ class Interp:
         if dotted.endswith(".models.generate_content") and c.kw("model") is not None and any(
                 v.startswith("google.genai") for v in self.mod.facts.imports.values()):
             return "gemini"
-        anth = any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS)
-        oai = any(dotted.endswith("." + m) for m in OPENAI_METHODS)
+        anth, oai = _method_family(c.func)
         if not (anth or oai):
             if mistral_call(c.func, c.kw("model") is not None, self.mod.facts.imports):
                 return "mistral"
@@ -1548,10 +1549,7 @@ class Interp:
         if name in self.labels or name in self.fn.locals:
             self.labels[name] = self.labels.get(name, frozenset()) | {L("genctx", o, name=name)}
         else:
-            names = self.genctx_globals
-            if name not in names:
-                self.an.genctx_size += 1
-            names[name] = L("genctx", o, name=name)
+            self.genctx_globals[name] = L("genctx", o, name=name)
 
     def mark_system_slot(self, c: CallIR, messages: list[Val]) -> None:
         """Names in the system slot of a generator's message list (``{"role": "system",
@@ -2249,3 +2247,12 @@ def sanitize(labels: Iterable[L]) -> frozenset[L]:
         else:
             out.add(lb)
     return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def _method_family(func: str) -> tuple[bool, bool]:
+    """Does a dotted call name end like an Anthropic, an OpenAI SDK method (asked for every
+    call the interpreter meets, with the same few thousand names)."""
+    dotted = "." + func
+    return (any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS),
+            any(dotted.endswith("." + m) for m in OPENAI_METHODS))

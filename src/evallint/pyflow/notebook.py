@@ -170,17 +170,19 @@ def join_cells(text: str) -> JoinedNotebook:
         if lines[0].lstrip().startswith("%%"):
             lines = [""] * len(lines)
         cont = False  # a magic's line ended with a backslash: IPython joins the next line
-        in_string = _string_lines(src)
+        in_string: set[int] | None = None  # tokenized only for a cell with a magic-like line
         for i, raw in enumerate(lines):
             if cont:
                 out.append("")
                 cont = raw.rstrip().endswith("\\")
                 continue
-            if i in in_string:  # "who can re-route..." inside a docstring is text, not a magic
-                out.append(raw)
-                continue
             m = _MAGIC.match(raw)
             indent = m.group(1) if m else automagic(raw)
+            if indent is not None:
+                if in_string is None:
+                    in_string = _string_lines(src)
+                if i in in_string:  # "who can re-route..." in a docstring is text, not a magic
+                    indent = None
             if indent is not None:
                 out.append(f"{indent}pass")
                 cont = raw.rstrip().endswith("\\")
