@@ -119,6 +119,7 @@ class Builder:
         self.pos_map = pos_map
         self._lines: list[str] | None = None
         self._code = code
+        self._ascii = code.isascii()
         self.imports: dict[str, str] = {}
         self.constants: dict[str, Val] = {}
         self.functions: dict[str, FunctionIR] = {}
@@ -132,7 +133,7 @@ class Builder:
         if not line:
             return Pos(1, 1)
         col: int = node.col_offset  # type: ignore[attr-defined]
-        if col:
+        if col and not self._ascii:  # byte columns are character columns in ASCII source
             if self._lines is None:
                 self._lines = self._code.splitlines()
             col = char_column(self._lines[line - 1] if 0 < line <= len(self._lines) else "",
