@@ -33,6 +33,7 @@ _PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPat
                            "pathlib.PurePosixPath"})
 _SAME_PATH = frozenset({"resolve", "absolute", "expanduser"})
 _MAX_DEPTH = 8  # names followed through constants before giving up
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 @dataclass(frozen=True)
@@ -265,14 +266,12 @@ def _targets(node: ast.AST) -> Iterator[str]:
 
 def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
     """Every node of ``body`` outside nested function and class definitions."""
-    stack: list[ast.AST] = list(reversed(body))
+    stack: list[ast.AST] = [n for n in reversed(body) if not isinstance(n, _SCOPES)]
     while stack:
         node = stack.pop()
         yield node
-        for child in reversed(list(ast.iter_child_nodes(node))):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                      ast.Lambda)):
-                stack.append(child)
+        stack.extend(c for c in reversed(list(ast.iter_child_nodes(node)))
+                     if not isinstance(c, _SCOPES))
 
 
 def _dotted(node: ast.expr) -> str:
