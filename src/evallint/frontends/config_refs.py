@@ -94,6 +94,55 @@ def parse_judge_config(source: SourceFile, config: Config) -> JudgeConfigFacts:
     return facts
 
 
+@dataclass(frozen=True)
+class DatasetJudge:
+    """An LLMJudge of a pydantic-evals dataset file: its name, its ``model`` (None: the
+    default judge model) and where it is (the model's value, else the ``LLMJudge`` key)."""
+
+    name: str
+    model: str | None
+    pos: Pos
+
+
+def dataset_judges(text: str) -> list[DatasetJudge]:
+    """The LLMJudge evaluators of a dataset file that Python code loads
+    (``Dataset.from_file``), whatever its head looks like: a long cases list may push them
+    past the classifier's sniff. Invalid YAML raises ParseError."""
+    doc = load_yaml(text)
+    out: list[DatasetJudge] = []
+    for at, judge, spec in _llm_judges(doc.data):
+        if isinstance(spec, dict) and not isinstance(spec.get("rubric"), str):
+            continue
+        model = spec.get("model") if isinstance(spec, dict) else None
+        if isinstance(model, str) and model.strip():
+            out.append(DatasetJudge(judge, model.strip(), doc.values.get((*at, "model"))
+                                    or doc.pos(*at) or Pos(1, 1)))
+        elif isinstance(spec, str) or model is None:
+            out.append(DatasetJudge(judge, None, doc.pos(*at) or Pos(1, 1)))
+    return out
+
+
+def _llm_judges(data: Any) -> list[tuple[PathT, str, Any]]:
+    """Each ``LLMJudge`` entry of a pydantic-evals dataset (dataset-level and per-case
+    ``evaluators``): its key path, a name for messages and its spec (rubric or mapping)."""
+    if not isinstance(data, dict):
+        return []
+    places: list[PathT] = [("evaluators",)]
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        places += [("cases", i, "evaluators") for i in range(len(cases))]
+    out: list[tuple[PathT, str, Any]] = []
+    for place in places:
+        evs = _at(data, place)
+        if not isinstance(evs, list):
+            continue
+        for j, ev in enumerate(evs):
+            if isinstance(ev, dict) and "LLMJudge" in ev:
+                out.append(((*place, j, "LLMJudge"),
+                            f"LLMJudge {'.'.join(str(p) for p in place)}[{j}]", ev["LLMJudge"]))
+    return out
+
+
 class _Reader:
     """Reads one config's judges; keeps the source, the doc and the facts being filled."""
 
@@ -170,28 +219,14 @@ class _Reader:
                              f"{role}_message", None, (), contract)
 
     def pydantic_evals(self) -> None:
-        data = self.doc.data
-        places: list[PathT] = [("evaluators",)]
-        cases = data.get("cases")
-        if isinstance(cases, list):
-            places += [("cases", i, "evaluators") for i in range(len(cases))]
-        for place in places:
-            evs = _at(data, place)
-            if not isinstance(evs, list):
-                continue
-            for j, ev in enumerate(evs):
-                if not isinstance(ev, dict) or "LLMJudge" not in ev:
-                    continue
-                at: PathT = (*place, j, "LLMJudge")
-                spec = ev["LLMJudge"]
-                judge = f"LLMJudge {'.'.join(str(p) for p in place)}[{j}]"
-                # LLMJudge answers in a fixed structure (reason, pass, score): a contract.
-                contract = [pf.JSON_KEY, "reason", "score"]
-                if isinstance(spec, str):
-                    self._inline(spec, at, judge, "rubric", None, (), contract)
-                elif isinstance(spec, dict) and isinstance(spec.get("rubric"), str):
-                    self._inline(spec["rubric"], (*at, "rubric"), judge, "rubric",
-                                 spec.get("model"), (*at, "model"), contract)
+        for at, judge, spec in _llm_judges(self.doc.data):
+            # LLMJudge answers in a fixed structure (reason, pass, score): a contract.
+            contract = [pf.JSON_KEY, "reason", "score"]
+            if isinstance(spec, str):
+                self._inline(spec, at, judge, "rubric", None, (), contract)
+            elif isinstance(spec, dict) and isinstance(spec.get("rubric"), str):
+                self._inline(spec["rubric"], (*at, "rubric"), judge, "rubric",
+                             spec.get("model"), (*at, "model"), contract)
 
     # -------------------------------------------------------------- templates
 

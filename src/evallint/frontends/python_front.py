@@ -18,6 +18,7 @@ from evallint.frontend import ParseError, frontend
 from evallint.frontends.pystrings import find_templates, may_hold_templates, prompt_module
 from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder, PosMap
+from evallint.pyflow.datasets import dataset_facts
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
 from evallint.pyflow.providers import PREFILTER_WORDS, framework_roots, has_sdk_call
@@ -167,6 +168,8 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.calls_sdk = has_sdk_call(facts)
     facts.fw_roots = framework_roots(facts)
     facts.function_names = frozenset(builder.functions)
+    if "pydantic_evals" in facts.fw_roots:
+        facts.datasets, facts.judge_defaults = dataset_facts(tree, facts.imports, pos_map)
     return facts
 
 

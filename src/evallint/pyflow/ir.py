@@ -13,10 +13,13 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from evallint import datacodec
 from evallint.facts import FileFacts, Pos, PromptFacts
+
+if TYPE_CHECKING:
+    from evallint.pyflow.datasets import DatasetRun, JudgeDefault
 
 # A symbolic value for model resolution:
 #   ("lit", text)                       a string literal
@@ -238,6 +241,10 @@ class PythonFacts(FileFacts):
     # The names in ``functions``, kept eager: following an import to a function does not
     # decode the code tree of every module on the way.
     function_names: frozenset[str] = frozenset()
+    # pydantic-evals datasets read from a file and evaluated on a task, and the calls that set
+    # the default judge model (see :mod:`evallint.pyflow.datasets`); eager, read by a check.
+    datasets: tuple[DatasetRun, ...] = ()
+    judge_defaults: tuple[JudgeDefault, ...] = ()
 
     # The code tree (constants, functions, owners) travels through the process pool as one
     # pickled blob and stays an undecoded plain-data string in the result cache, decoded on
