@@ -90,3 +90,23 @@ def test_a_default_severity_yields_to_the_users_severity() -> None:
     assert told.finding("EL303", "a", at, "m", default=Severity.NOTE).severity is Severity.ERROR
     assert told.finding("EL303", "a", at, "m", severity=Severity.NOTE,
                         default=Severity.WARNING).severity is Severity.NOTE
+
+
+def test_output_is_the_same_under_any_string_hash_seed() -> None:
+    """Findings, their order and their evidence do not depend on set iteration order (string
+    hashes change from one process to the next): two processes with different seeds print the
+    same report on the broken fixtures."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    outs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        proc = subprocess.run(
+            [sys.executable, "-m", "evallint", "check", "--no-cache", "--output-format", "json",
+             "fixtures/broken"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1]
+    assert '"code": "EL301"' in outs[0]

@@ -263,3 +263,21 @@ def test_a_judge_noun_in_a_constant_name_needs_the_text_to_evaluate(tmp_path: Pa
         "Reply with the next message this user would send.",
         "Score the response from 1 to 10.\n<response>{response}</response>"))
     assert [f.code for f in lint_tree(tmp_path, {"EL102"}).findings] == ["EL102"]
+
+
+def test_a_python_judge_reads_the_users_earlier_turns_but_not_an_agents_history(
+        tmp_path: Path) -> None:
+    """The history under "the user's conversation" is a multi-turn judge's input; the same
+    variable under a plain "History:" label is the generator's context (EL102)."""
+    judge = (
+        'TURN_JUDGE_PROMPT = """You are a strict judge. Score the last reply from 1 to 5.\n'
+        "Conversation between the user and the assistant:\n"
+        "{history}\n"
+        'Last reply: <reply>{output}</reply>"""\n'
+    )
+    write_files(tmp_path, {"grading/prompts.py": judge})
+    assert lint_tree(tmp_path, {"EL102"}).findings == []
+    write_files(tmp_path, {"grading/prompts.py": judge.replace(
+        "Conversation between the user and the assistant:", "Agent history:")})
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.code, f.line) for f in hits] == [("EL102", 3)]

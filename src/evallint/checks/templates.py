@@ -224,7 +224,10 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
     head_allowed = {"input", *_as_list(params103.get("input_aliases")),
                     *_as_list(params103.get("harness"))}
     subjects = set(getattr(facts, "subjects", ()))
+    conversation = set(getattr(facts, "conversation", ()))
     for var in facts.template.variables:
+        if conversation and "_".join(_singular(name_tokens(var.name))) in conversation:
+            continue  # the user's earlier turns: a multi-turn judge's task input
         if _is_subject(var, subjects):
             # "Evaluate the cleaned context": the context is what is graded, the candidate.
             if var.kind in ("output", "triple") and not var.delimited:

@@ -259,6 +259,7 @@ def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config:
     if facts.role.is_evaluator:
         facts.subjects = list(dict.fromkeys(
             pf.evaluated_subjects(text) + pf.labelled_subjects(facts, text)))
+        facts.conversation = pf.conversation_inputs(facts, text)
     pf._find_batch(facts, text, tmap)
     facts.path = path
     relocate(facts, locate)

@@ -62,6 +62,9 @@ class PromptFileFacts(PromptFacts):
     # What the prompt says it evaluates ("Evaluate the cleaned context" → "context"): a variable
     # of that name is the item under evaluation, not the generator's context.
     subjects: list[str] = field(default_factory=list)
+    # History variables framed as the user's own conversation (``conversation_inputs``): the
+    # task input of a multi-turn judge, not the generator's context.
+    conversation: list[str] = field(default_factory=list)
     unknown_keys: list[UnknownKey] = field(default_factory=list)
 
 
@@ -188,6 +191,7 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
     if facts.role.is_evaluator:
         facts.subjects = list(dict.fromkeys(
             evaluated_subjects(body) + labelled_subjects(facts, body)))
+        facts.conversation = conversation_inputs(facts, body)
     _find_batch(facts, body, tmap)
     return facts
 
@@ -679,6 +683,55 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
         if _JUDGED_LABEL.search(label):
             out.append("_".join(_singular_words(name_tokens(var.name))))
     return out
+
+
+# The user's own conversation: a heading or label that names a conversation and the user
+# ("# Conversation between User and AI", "Chat history with the user").
+_DIALOGUE_WORDS = frozenset({"conversation", "dialogue", "dialog", "chat"})
+# Variables that can hold a conversation (every token one of these, one of the first four).
+_DIALOGUE_VARS = frozenset({"history", "conversation", "dialogue", "dialog", "chat", "messages",
+                            "turns", "prior", "previous", "user"})
+
+
+def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
+    """History variables the prompt frames as the user's conversation with the assistant.
+
+    In a multi-turn benchmark the judge must read the earlier turns to grade the last reply:
+    under "# Conversation between User and AI / ## History", ``history`` is the task input,
+    not the generator's working context. A history under any other heading ("Conversation
+    history", "Agent memory") still counts as generator context (EL102)."""
+    lines = body.split("\n")
+    out: list[str] = []
+    for var in facts.template.variables:
+        tokens = set(name_tokens(var.name))
+        if not 0 < var.pos.line <= len(lines) or not tokens or \
+                not tokens <= _DIALOGUE_VARS or not tokens & {"history", "conversation",
+                                                               "dialogue", "dialog", "messages"}:
+            continue
+        labels = [lines[var.pos.line - 1][:max(0, var.pos.column - 1)]]
+        level = 7
+        for ln in reversed(lines[:var.pos.line - 1]):
+            text = ln.strip()
+            if not text or text.startswith(("```", "~~~")):
+                continue
+            heading = _HEADING_LINE.match(text)
+            if heading is None:
+                if len(labels) == 1:
+                    labels.append(text)  # the label line just above
+                continue
+            depth = len(heading.group(1))
+            if depth < level:  # the section holding the variable, and the sections around it
+                labels.append(heading.group(2))
+                level = depth
+            if level == 1:
+                break
+        if any(set(name_tokens(t)) & _DIALOGUE_WORDS and "user" in name_tokens(t)
+               for t in labels):
+            out.append("_".join(_singular_words(name_tokens(var.name))))
+    return out
+
+
+_HEADING_LINE = re.compile(r"^(#{1,6})\s+(.*)$")
 
 
 def _singular_words(words: list[str]) -> list[str]:

@@ -27,6 +27,7 @@ from evallint.frontends.prompt_files import (
     _content_role,
     _evaluates,
     _names_the_judge,
+    conversation_inputs,
     evaluated_subjects,
     labelled_subjects,
 )
@@ -953,6 +954,7 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
             strong, facts.handed = _labelled_candidates(template, lit.text, set(subjects))
             subjects += strong
         facts.subjects = list(dict.fromkeys(subjects))
+        facts.conversation = conversation_inputs(facts, lit.text)
     conv_map = TextMap.of(conv[0]) if conv is not None else tmap
     for var in template.variables:
         off = conv_map.offset(var.pos.line, var.pos.column)

@@ -1733,15 +1733,17 @@ class Interp:
                                           or (r is Role.EVALUATOR and what == "system prompt")):
                 roles.add(r)
                 ev.append(f"{what} `{n}`")
-            for lb in self.peek(Val(names=(n,))):
-                if lb.kind == "rubric":
-                    roles.add(Role.EVALUATOR)
-                    ev.append(f"{what} carries {lb.origin.what if lb.origin else 'a rubric'}")
+            carried = sorted(f"{what} carries {lb.origin.what if lb.origin else 'a rubric'}"
+                             for lb in self.peek(Val(names=(n,))) if lb.kind == "rubric")
+            if carried:  # sorted: a set of labels has no stable order from run to run
+                roles.add(Role.EVALUATOR)
+                ev += carried
         for cid in v.calls:
-            for lb in self.call_out.get(cid, frozenset()):
-                if lb.kind == "rubric":
-                    roles.add(Role.EVALUATOR)
-                    ev.append(f"{what} carries {lb.origin.what if lb.origin else 'a rubric'}")
+            carried = sorted(f"{what} carries {lb.origin.what if lb.origin else 'a rubric'}"
+                             for lb in self.call_out.get(cid, frozenset()) if lb.kind == "rubric")
+            if carried:
+                roles.add(Role.EVALUATOR)
+                ev += carried
         if len(roles) == 1:
             return roles.pop(), tuple(dict.fromkeys(ev))
         return Role.UNKNOWN, ()
