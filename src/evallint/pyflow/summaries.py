@@ -110,6 +110,10 @@ class Tables:
     def __init__(self, facts: list[PythonFacts]) -> None:
         self.modules: list[Module] = [Module(f, f.module) for f in facts if f.analyzed]
         self.by_name: dict[str, list[Module]] = {}
+        # Lookups are asked again and again with the same names while the analysis runs
+        # (every import of every module, every call); a table never changes once built.
+        self._owners: dict[str, list[Module]] = {}  # the modules of the longest prefix
+        self._function_names: dict[tuple[str, str], tuple[Module, str] | None] = {}
         for mod in self.modules:
             parts = mod.name.split(".")
             for depth in range(len(parts)):
@@ -125,25 +129,36 @@ class Tables:
 
     def owner(self, qualified: str, near: str = "") -> Module | None:
         """The module that ``pkg.mod.name`` lives in: its longest prefix naming a module."""
-        parts = qualified.split(".")
-        for cut in range(len(parts), 0, -1):
-            mod = self.module(".".join(parts[:cut]), near)
-            if mod is not None:
-                return mod
-        return None
+        found = self._owners.get(qualified)
+        if found is None:
+            found = []
+            parts = qualified.split(".")
+            for cut in range(len(parts), 0, -1):
+                found = self.by_name.get(".".join(parts[:cut])) or []
+                if found:
+                    break
+            self._owners[qualified] = found
+        if not found:
+            return None
+        if len(found) == 1 or not near:
+            return found[0]
+        return max(found, key=lambda m: (_common(m.path, near), -len(m.path)))
 
     def function_name(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and the
         function's name in it, without decoding any module's code tree."""
+        key = (qualified, near)
+        if key in self._function_names:
+            return self._function_names[key]
+        found: tuple[Module, str] | None = None
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             mod = self.module(".".join(parts[:cut]), near)
-            if mod is None:
-                continue
-            name = ".".join(parts[cut:])
-            if name in mod.facts.function_names:
-                return mod, name
-        return None
+            if mod is not None and ".".join(parts[cut:]) in mod.facts.function_names:
+                found = mod, ".".join(parts[cut:])
+                break
+        self._function_names[key] = found
+        return found
 
     def function(self, qualified: str, near: str = "") -> tuple[Module, FunctionIR] | None:
         """As :meth:`function_name`, with the function itself."""
