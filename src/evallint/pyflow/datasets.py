@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from evallint.facts import Pos
+from evallint.pyast import dotted
 
 PosMap = Callable[[int, int], Pos]  # (line, 0-based column) -> Pos, as the IR builder's
 
@@ -81,14 +82,10 @@ class _Scanner:
 
     def qualified(self, node: ast.expr) -> str:
         """The dotted name of ``node`` with its first part resolved through the imports."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return ""
-        root = self.imports.get(node.id, "")
-        return ".".join([root or node.id, *reversed(parts)]) if root else ""
+        name = dotted(node) or ""
+        head, dot, rest = name.partition(".")
+        root = self.imports.get(head, "")
+        return f"{root}{dot}{rest}" if root else ""
 
     def is_dataset(self, node: ast.expr) -> bool:
         """``Dataset``, ``pydantic_evals.Dataset``, ``Dataset[str, str]``."""
@@ -221,7 +218,7 @@ class _Scanner:
             task = node.args[0] if node.args else next(
                 (k.value for k in node.keywords if k.arg == "task"), None)
             yield DatasetRun(load[0], load[1], self.pos(node.lineno, node.col_offset),
-                             _dotted(task) if task is not None else "")
+                             (dotted(task) or "") if task is not None else "")
 
     def defaults(self) -> Iterator[JudgeDefault]:
         """``set_default_judge_model(model)`` calls anywhere in the module."""
@@ -272,16 +269,6 @@ def _own_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
         yield node
         stack.extend(c for c in reversed(list(ast.iter_child_nodes(node)))
                      if not isinstance(c, _SCOPES))
-
-
-def _dotted(node: ast.expr) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    return ".".join([node.id, *reversed(parts)])
 
 
 def dataset_facts(tree: ast.Module, imports: dict[str, str], pos: PosMap
