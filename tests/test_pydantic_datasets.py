@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evallint.checks.pydantic_datasets import comparable
 from evallint.frontends.python_front import build_facts
+from evallint.models import normalize, without_provider
 from evallint.pyflow.datasets import DatasetRun
 from evallint.source import SourceFile
 from tests.conftest import lint_tree, write_files
@@ -90,10 +90,12 @@ def test_a_judge_of_the_same_family_that_is_not_cheaper_is_el302(tmp_path: Path)
 
 
 def test_the_provider_prefix_is_not_part_of_the_model() -> None:
-    assert comparable("anthropic:claude-sonnet-4-5") == "claude-sonnet-4-5"
-    assert comparable("google-gla:gemini-2.0-flash") == "gemini-2.0-flash"
-    assert comparable("llama3:8b") == "llama3:8b"  # an ollama tag, not a provider
-    assert comparable("gpt-4o") == "gpt-4o"
+    assert without_provider("anthropic:claude-sonnet-4-5") == "claude-sonnet-4-5"
+    assert without_provider("google-gla:gemini-2.0-flash") == "gemini-2.0-flash"
+    assert without_provider("llama3:8b") == "llama3:8b"  # an ollama tag, not a provider
+    assert without_provider("gpt-4o") == "gpt-4o"
+    assert normalize("openai:gpt-4o-2024-08-06") == normalize("gpt-4o")
+    assert normalize("openai:gpt-4o-mini") != normalize("openai:gpt-4o")
 
 
 def test_a_task_on_the_same_model_through_another_sdk_is_reported(tmp_path: Path) -> None:

@@ -196,13 +196,27 @@ def _plain_init(cls: type) -> bool:
             and all(f.init for f in dataclasses.fields(cls)))
 
 
+# Class references already checked by ``_resolve`` (each with ``_plain_init``): a warm run
+# decodes a thousand entries that name the same few dozen classes.
+_RESOLVED: dict[str, tuple[type, bool]] = {}
+
+
+def _resolved(name: Any) -> tuple[type, bool]:
+    hit = _RESOLVED.get(name) if isinstance(name, str) else None
+    if hit is None:
+        cls = _resolve(name)
+        hit = cls, _plain_init(cls) if dataclasses.is_dataclass(cls) else False
+        _RESOLVED[name] = hit
+    return hit
+
+
 class _Decoder:
     def __init__(self, classes: Any) -> None:
         if not isinstance(classes, list):
             raise CodecError("bad class table")
-        self.classes = [_resolve(c) for c in classes]
-        self.plain = [_plain_init(c) if dataclasses.is_dataclass(c) else False
-                      for c in self.classes]
+        found = [_resolved(c) for c in classes]
+        self.classes = [c for c, _ in found]
+        self.plain = [p for _, p in found]
 
     def cls(self, i: Any) -> int:
         if type(i) is not int or not 0 <= i < len(self.classes):

@@ -14,12 +14,31 @@ _DATE = re.compile(r"[-@](?:\d{8}|\d{4}-\d{2}-\d{2}|latest|v\d+(?::\d+)?)$")
 _PROVIDER = re.compile(r"^(?:[a-z0-9_.-]+/)+")
 
 
+# pydantic-ai's ``provider:model`` prefixes: ``openai:gpt-4o`` is the model ``gpt-4o``, the
+# same model as a task that names it through another SDK, and in the same cost tier.
+_COLON_PROVIDERS = frozenset({
+    "openai", "openai-chat", "openai-responses", "anthropic", "google-gla", "google-vertex",
+    "gemini", "groq", "mistral", "cohere", "bedrock", "deepseek", "grok", "huggingface",
+    "heroku", "openrouter", "vercel", "azure", "fireworks", "together", "cerebras", "github",
+    "moonshotai", "ollama", "litellm",
+})
+
+
+def without_provider(model: str) -> str:
+    """The model id without a pydantic-ai ``provider:`` prefix (``openai:gpt-4o`` -> gpt-4o);
+    anything else unchanged (``llama3:8b`` is an ollama tag, not a provider)."""
+    head, sep, rest = model.partition(":")
+    return rest.strip() if sep and rest.strip() and head.strip().lower() in _COLON_PROVIDERS \
+        else model
+
+
 def normalize(model: str) -> str:
     """Canonical form for comparing two model ids: lower case, provider prefix and date dropped.
 
-    ``anthropic/claude-sonnet-4-5-20250929`` and ``claude-sonnet-4-5`` are the same model.
+    ``anthropic/claude-sonnet-4-5-20250929``, ``anthropic:claude-sonnet-4-5`` and
+    ``claude-sonnet-4-5`` are the same model.
     """
-    m = model.strip().lower()
+    m = without_provider(model.strip()).lower()
     m = _PROVIDER.sub("", m)
     m = re.sub(r"^(?:us|eu|apac)\.anthropic\.", "", m)
     m = re.sub(r"^anthropic\.", "", m)

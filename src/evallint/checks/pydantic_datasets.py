@@ -24,6 +24,7 @@ from evallint.classify import project_root_of
 from evallint.frontend import ParseError
 from evallint.frontends.config_refs import DatasetJudge, dataset_judges
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
+from evallint.models import without_provider
 from evallint.pyflow.frameworks import PYDANTIC_EVALS_DEFAULT
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.project import rel, result_for
@@ -31,22 +32,6 @@ from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.registry import Context, Project
 from evallint.roles import Role
 from evallint.source import SourceError, decode, read_bounded
-
-# pydantic-ai's ``provider:model`` prefixes: ``openai:gpt-4o`` is the model ``gpt-4o``, so the
-# judge compares with a task that names it through another SDK, and falls in its cost tier.
-_PROVIDERS = frozenset({
-    "openai", "openai-chat", "openai-responses", "anthropic", "google-gla", "google-vertex",
-    "gemini", "groq", "mistral", "cohere", "bedrock", "deepseek", "grok", "huggingface",
-    "heroku", "openrouter", "vercel", "azure", "fireworks", "together", "cerebras", "github",
-    "moonshotai", "ollama", "litellm",
-})
-
-
-def comparable(model: str) -> str:
-    """The model id without a pydantic-ai ``provider:`` prefix (``openai:gpt-4o`` -> gpt-4o)."""
-    head, sep, rest = model.partition(":")
-    return rest.strip() if sep and rest.strip() and head.strip().lower() in _PROVIDERS \
-        else model
 
 
 @pair_source
@@ -75,12 +60,12 @@ def dataset_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                 continue
             who = (f"the {judge.name} of {posixpath.basename(display)} (evaluated on {task} at "
                    f"{where(facts.path, run.run)})")
-            end = ModelEnd(who, display, judge.pos, comparable(model), shown)
+            end = ModelEnd(who, display, judge.pos, without_provider(model), shown)
             for g in gens:
                 assert g.model is not None
                 yield ModelPair(
                     end, ModelEnd(f"the task's model call at {where(g.path, g.pos)}", g.path,
-                                  g.pos, comparable(g.model), _shown(g)),
+                                  g.pos, without_provider(g.model), _shown(g)),
                     key=(display, judge.pos.line, judge.pos.column),
                     related=(rel(g.path, g.pos, f"the task's model call ({_shown(g)})"),
                              runs_at),
