@@ -251,13 +251,15 @@ def _calibration_threshold(facts: LoopSpecFacts) -> float:
 @project_check("EL612")
 def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
     """A spec that asks for calibration needs a calibration file with enough of each label."""
+    specs = [f for f in project.of_kind(FileKind.LOOP_SPEC)
+             if isinstance(f, LoopSpecFacts) and f.is_loop]
+    if not specs:
+        return  # and the calibration reader is never imported
     from evallint.calibset import CalibrationSetError, parse_calibration_set
     from evallint.source import read_bounded
 
     need = int(ctx.params("EL612").get("min_per_class", 10))
-    for facts in project.of_kind(FileKind.LOOP_SPEC):
-        if not isinstance(facts, LoopSpecFacts) or not facts.is_loop:
-            continue
+    for facts in specs:
         block = facts.get(("calibration",))
         if block is None or block.value is None or block.value is False:
             continue
