@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import operator
 from collections.abc import Callable
 from enum import Enum
 from typing import Any
@@ -132,13 +133,16 @@ class _Encoder:
                             inner.decode("utf-8", "surrogatepass")]
             else:
                 defaults = _plain_defaults(t)
+                fields = operator.attrgetter(*names) if len(names) > 1 else None
+                only = names[0] if names else ""
 
                 def handler(o: Any) -> Any:
-                    raw = [getattr(o, n) for n in names]
+                    raw = fields(o) if fields is not None else (
+                        (getattr(o, only),) if only else ())
                     k = len(raw)  # trailing fields at their defaults are left out
                     while k and _is_default(raw[k - 1], defaults[k - 1]):
                         k -= 1
-                    return ["C", i, *[enc(v) for v in raw[:k]]]
+                    return ["C", i, *map(enc, raw[:k])]
         elif issubclass(t, _SCALARS) or t in self.handlers:
             raise CodecError(f"cannot encode a subclass {t.__name__}")
         else:
@@ -150,6 +154,8 @@ class _Encoder:
         t = type(obj)
         if t is str or t is int or t is bool or t is float or obj is None:
             return obj
+        if t is tuple and not obj:  # the most common value of an IR field
+            return ["T"]
         handler = self.handlers.get(t)
         if handler is None:
             handler = self._handler(t)
