@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from evallint import datacodec
-from evallint.cache import MAGIC, Store
+from evallint.cache import MAGIC, PACK_MAGIC, Store, _read_pack
 from evallint.cli import main
 from tests.conftest import write_files
 
@@ -49,8 +49,21 @@ def check(root: Path, *args: str, key: Path | None = None) -> tuple[int, str, st
 
 
 def entries(root: Path) -> list[Path]:
+    """The cache's entry files: one-entry files and the packs of per-file results."""
     return [p for p in (root / ".evallint_cache").rglob("*") if p.is_file()
-            and len(p.name) == 64]
+            and (len(p.name) == 64 or (p.name.startswith("pack-") and p.suffix == ".bin"))]
+
+
+def pack_records(pack: Path) -> dict[str, tuple[bytes, bytes]]:
+    """key -> (mac, payload) of every record in a pack file."""
+    index: dict[str, tuple[bytes, int, int, int]] = {}
+    _read_pack(pack.read_bytes(), index)
+    return {k: (blob[at:at + 64], blob[start:end]) for k, (blob, at, start, end) in index.items()}
+
+
+def write_pack(pack: Path, records: dict[str, tuple[bytes, bytes]]) -> None:
+    pack.write_bytes(PACK_MAGIC + b"".join(k.encode() + mac + b"%016x" % len(payload) + payload
+                                           for k, (mac, payload) in records.items()))
 
 
 @pytest.fixture
@@ -85,15 +98,19 @@ def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
     forged = 0
     key = attacker_key.read_bytes()
     for entry in entries(dirty):
+        if entry.name.startswith("pack-"):
+            store = Store(entry.parents[1], key, "")
+            for k, (_mac, payload) in pack_records(entry).items():
+                facts, _findings, sups = datacodec.decode(payload)
+                # the attacker drops the finding and signs the entry with their own key
+                store.put_encoded("files", k, datacodec.encode((facts, [], sups)))
+                forged += 1
+            entry.unlink()
+            store.flush()
+            continue
         namespace = entry.parent.parent.name
-        blob = entry.read_bytes()
-        value = datacodec.decode(blob[len(MAGIC) + 65:])
-        if namespace == "files":
-            facts, _findings, sups = value
-            value = (facts, [], sups)  # the attacker drops the finding...
-            forged += 1
-        store = Store(entry.parents[2], key, "")
-        store.put(namespace, entry.name, value)  # ...and signs it with their own key
+        value = datacodec.decode(entry.read_bytes()[len(MAGIC) + 65:])
+        Store(entry.parents[2], key, "").put(namespace, entry.name, value)
     assert forged == 1
     # With the attacker's own key the forgery would pass: that is what a key outside the
     # project protects against.
@@ -105,13 +122,50 @@ def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
 
 def test_an_entry_edited_without_the_key_is_a_miss(dirty: Path) -> None:
     check(dirty)
-    (entry,) = [e for e in entries(dirty) if e.parent.parent.name == "files"]
-    blob = entry.read_bytes()
-    head, payload = blob[: len(MAGIC) + 65], blob[len(MAGIC) + 65:]
+    (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
+    ((k, (mac, payload)),) = pack_records(pack).items()
     facts, _findings, sups = datacodec.decode(payload)
-    entry.write_bytes(head + datacodec.encode((facts, [], sups)))
+    write_pack(pack, {k: (mac, datacodec.encode((facts, [], sups)))})
     code, out, err = check(dirty)
     assert code == 1 and "EL102" in out and "from cache" not in err
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bad key", "huge length", "not a pack"])
+def test_a_damaged_pack_is_a_miss_and_never_a_crash(dirty: Path, damage: str) -> None:
+    check(dirty)
+    (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
+    blob = pack.read_bytes()
+    head = len(PACK_MAGIC)
+    if damage == "truncated":
+        blob = blob[:-10]
+    elif damage == "bad key":
+        blob = blob[:head] + b"Z" + blob[head + 1:]
+    elif damage == "huge length":
+        blob = blob[:head + 128] + b"f" * 16 + blob[head + 144:]
+    else:
+        blob = b"PK\x03\x04" + blob
+    pack.write_bytes(blob)
+    code, out, err = check(dirty)
+    assert code == 1 and "EL102" in out and "from cache" not in err
+
+
+def test_packs_stay_few_and_drop_what_no_run_needs(tmp_path: Path) -> None:
+    """Each run with new results adds one pack; past MAX_PACKS the next run writes one pack
+    with what it used and removes the rest (an edited file's old entry is gone)."""
+    from evallint.cache import MAX_PACKS
+
+    root = tmp_path / "repo"
+    write_files(root, {"prompts/judge.j2": DIRTY_JUDGE, "prompts/other.j2": "Hello {{ x }}\n"})
+    for i in range(MAX_PACKS + 2):
+        (root / "prompts" / "other.j2").write_text(f"Hello {{{{ x }}}} {i}\n")
+        code, out, err = check(root)
+        assert code == 1 and "EL102" in out
+        packs = [e for e in entries(root) if e.name.startswith("pack-")]
+        assert 1 <= len(packs) <= MAX_PACKS
+        if i:
+            assert "(1 from cache)" in err  # the unchanged judge
+    keys = {k for p in packs for k in pack_records(p)}
+    assert len(keys) <= MAX_PACKS + 1
 
 
 def test_a_warm_run_reads_its_own_entries(dirty: Path) -> None:

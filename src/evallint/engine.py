@@ -352,6 +352,8 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             if res.payload is not None:
                 cache.put_encoded("files", key, res.payload)
             res.payload = None
+    if cache is not None:
+        cache.flush()  # the new entries, as one pack
 
     final = [r for r in results if r is not None]
     run = _finish(final, config, metas, enabled, cached,
