@@ -214,14 +214,18 @@ class Store:
             names = sorted(os.listdir(folder))
         except OSError:
             names = []
+        budget = MAX_PACK  # over every pack: a planted folder of huge packs cannot stall us
         for name in names:
             if not (name.startswith("pack-") and name.endswith(".bin")):
                 continue
+            if len(packs) >= 4 * MAX_PACKS:
+                break  # more than evallint ever leaves: the rest are misses
             try:
-                blob = _read_regular(folder / name, MAX_PACK)
+                blob = _read_regular(folder / name, budget)
             except OSError:
                 continue
             if blob is not None:
+                budget -= len(blob)
                 packs.append(folder / name)
                 _read_pack(blob, index)
         self._index[namespace], self._packs[namespace] = index, packs
