@@ -208,7 +208,8 @@ class Store:
         index = self._index.get(namespace)
         if index is not None:
             return index
-        index, packs = {}, []
+        index = {}
+        packs: list[Path] = []
         folder = self.folder / namespace
         try:
             names = sorted(os.listdir(folder))
