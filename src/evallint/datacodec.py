@@ -223,6 +223,8 @@ class _Decoder:
         found = [_resolved(c) for c in classes]
         self.classes = [c for c, _ in found]
         self.plain = [p for _, p in found]
+        # for a plain class, how many values it takes at most (-1: built field by field)
+        self.arity = [len(_field_names(c)) if p else -1 for c, p in found]
 
     def cls(self, i: Any) -> int:
         if type(i) is not int or not 0 <= i < len(self.classes):
@@ -239,16 +241,20 @@ class _Decoder:
         d = depth + 1
         dec = self.dec
         if tag == "C" and len(data) >= 2:
-            i = self.cls(data[1])
+            i = data[1]
+            if type(i) is not int or not 0 <= i < len(self.classes):
+                raise CodecError("bad class index")
             cls = self.classes[i]
             values = [x if type(x) is not list else dec(x, d) for x in data[2:]]
-            if self.plain[i]:  # trailing fields left out take their defaults
-                if len(values) > len(_field_names(cls)):
-                    raise CodecError(f"{cls.__name__}: {len(values)} values for "
-                                     f"{len(_field_names(cls))} fields")
+            arity = self.arity[i]
+            if arity >= 0:  # a plain class: trailing fields left out take their defaults
+                if len(values) > arity:
+                    raise CodecError(f"{cls.__name__}: {len(values)} values for {arity} fields")
                 return cls(*values)
             return self._build(cls, values, data)
         if tag == "T":
+            if len(data) == 1:
+                return ()
             return tuple([x if type(x) is not list else dec(x, d) for x in data[1:]])
         if tag == "L":
             return [x if type(x) is not list else dec(x, d) for x in data[1:]]
