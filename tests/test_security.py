@@ -149,23 +149,29 @@ def test_a_damaged_pack_is_a_miss_and_never_a_crash(dirty: Path, damage: str) ->
     assert code == 1 and "EL102" in out and "from cache" not in err
 
 
-def test_packs_stay_few_and_drop_what_no_run_needs(tmp_path: Path) -> None:
-    """Each run with new results adds one pack; past MAX_PACKS the next run writes one pack
-    with what it used and removes the rest (an edited file's old entry is gone)."""
-    from evallint.cache import MAX_PACKS
+def test_packs_stay_few_and_merge_without_losing_other_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each run with new results adds one pack; at MAX_PACKS the next run merges them into
+    one. A run over one file (a pre-commit hook) keeps the other files' entries, unless the
+    merged pack would pass MAX_MERGED bytes: then what the run used comes first."""
+    from evallint import cache
 
     root = tmp_path / "repo"
     write_files(root, {"prompts/judge.j2": DIRTY_JUDGE, "prompts/other.j2": "Hello {{ x }}\n"})
-    for i in range(MAX_PACKS + 2):
+    assert check(root)[0] == 1
+    for i in range(cache.MAX_PACKS + 1):
         (root / "prompts" / "other.j2").write_text(f"Hello {{{{ x }}}} {i}\n")
-        code, out, err = check(root)
-        assert code == 1 and "EL102" in out
+        code, out, err = check(root, "prompts/other.j2")  # the judge is not in these runs
         packs = [e for e in entries(root) if e.name.startswith("pack-")]
-        assert 1 <= len(packs) <= MAX_PACKS
-        if i:
-            assert "(1 from cache)" in err  # the unchanged judge
-    keys = {k for p in packs for k in pack_records(p)}
-    assert len(keys) <= MAX_PACKS + 1
+        assert 1 <= len(packs) <= cache.MAX_PACKS
+    code, out, err = check(root)
+    assert code == 1 and "EL102" in out and "(2 from cache)" in err  # the judge's entry kept
+    monkeypatch.setattr(cache, "MAX_MERGED", 0)
+    for i in range(cache.MAX_PACKS + 1):
+        (root / "prompts" / "other.j2").write_text(f"Hi {{{{ x }}}} {i}\n")
+        check(root, "prompts/other.j2")
+    code, out, err = check(root)
+    assert "(1 from cache)" in err  # over the size cap: only what the last runs used
 
 
 def test_a_warm_run_reads_its_own_entries(dirty: Path) -> None:

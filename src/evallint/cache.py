@@ -32,7 +32,8 @@ PACK_MAGIC = b"evallint-pack 1\n"
 # than the entries take to compute on some file systems (4,300 creations took 3.5 s here).
 PACKED = frozenset({"files"})
 MAX_PACK = 1 << 30
-MAX_PACKS = 8  # beyond this many packs, the next write keeps only what that run used
+MAX_PACKS = 8  # beyond this many packs, the next write merges them into one
+MAX_MERGED = 256 * 1024 * 1024  # a merged pack keeps older entries up to this many bytes
 _RECORD_HEAD = 64 + 64 + 16
 _HEX = re.compile(rb"[0-9a-f]+")
 KEY_BYTES = 32
@@ -269,8 +270,9 @@ class Store:
 
     def flush(self) -> None:
         """Write the entries waiting in packed namespaces as one new pack each. With too many
-        packs already, the new one also takes the entries this run read and the old packs go:
-        what no run needs any more (a file since edited, deleted) is dropped."""
+        packs already, the new pack takes the old packs' entries too and replaces them: first
+        what this run wrote and read, then the rest up to ``MAX_MERGED`` bytes (a run over a
+        few files, as a pre-commit hook makes, keeps the entries of the others)."""
         pending, self._pending = self._pending, {}
         for namespace, items in pending.items():
             if not self.enabled or not items:
@@ -281,6 +283,11 @@ class Store:
             if compact:
                 for key, rec in self._used.get(namespace, {}).items():
                     records.setdefault(key, rec)
+                room = MAX_MERGED - sum(len(p) for _, p in records.values())
+                for key, (blob, at, start, end) in self._index.get(namespace, {}).items():
+                    if key not in records and end - start <= room:
+                        records[key] = (blob[at:at + 64], blob[start:end])
+                        room -= end - start
             body = b"".join(key.encode() + mac + b"%016x" % len(payload) + payload
                             for key, (mac, payload) in records.items())
             folder = self.folder / namespace
