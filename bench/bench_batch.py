@@ -13,89 +13,28 @@ timed one). Usage: ``python bench/bench_batch.py [--sizes 1000,5000,20000] [--ba
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import resource
-import subprocess
 import sys
-import tempfile
-import time
-import tracemalloc
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SERVER = ROOT / "tests" / "executor" / "messages_server.py"
-ATTEMPTS = 3
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_run import EVALUATOR, GENERATOR  # noqa: E402
-
-
-def write_loop(root: Path, cases: int, batch_cases: int) -> Path:
-    """The bench loop, written case by case (the cases file is never held in memory)."""
-    (root / "prompts").mkdir()
-    (root / "prompts" / "generator.prompt.md").write_text(GENERATOR)
-    (root / "prompts" / "evaluator.prompt.md").write_text(EVALUATOR)
-    with (root / "cases.jsonl").open("w") as fh:
-        for i in range(cases):
-            fh.write(json.dumps({"id": f"case-{i}", "input": f"question {i} " + "x" * 200,
-                                 "expected": "y", "tags": [f"t{i % 4}"]}) + "\n")
-    spec = root / "bench.loop.yaml"
-    spec.write_text(
-        "generator: {prompt: prompts/generator.prompt.md, model: claude-sonnet-4-6}\n"
-        "evaluator: {prompt: prompts/evaluator.prompt.md, model: claude-haiku-4-5}\n"
-        f"pass_threshold: 0.95\nmax_attempts: {ATTEMPTS}\ncases: cases.jsonl\n"
-        f"results: out/results.jsonl\nmode: batch\nbatch_cases: {batch_cases}\n"
-        "max_cost_usd: 1000\n"
-    )
-    return spec
+from bench_run import ATTEMPTS, loopback_server, run_child, run_loop
 
 
 def child(cases: int, batch_cases: int, url: str, trace: bool) -> dict[str, float]:
-    sys.path.insert(0, str(ROOT / "src"))
-    from evallint.executor.plan import make_plan
-    from evallint.executor.runner import RunOptions, execute
-    from evallint.executor.spec import load_spec
-
-    os.environ["ANTHROPIC_API_KEY"] = "bench-dummy-key"
-    with tempfile.TemporaryDirectory() as tmp:
-        plan = make_plan(load_spec(write_loop(Path(tmp), cases, batch_cases)))
-        if trace:
-            tracemalloc.start()
-        start = time.perf_counter()
-        outcome = asyncio.run(execute(plan, RunOptions(quiet=True, base_url=url,
-                                                       batch_poll_s=0.05)))
-        wall = time.perf_counter() - start
-        heap = tracemalloc.get_traced_memory()[1] if trace else 0
-        count = 0
-        with (Path(tmp) / "out" / "results.jsonl").open() as fh:  # checked line by line
-            for line in fh:
-                record = json.loads(line)
-                assert record["attempts"] == ATTEMPTS, "every case must take 3 attempts"
-                count += 1
-    assert outcome.complete and count == cases, (outcome, count)
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    stats = outcome.summary["batches"]
-    return {"wall": wall, "rss_mb": rss_kb / 1024, "batches": stats["submitted"],
-            "requests": stats["requests"], "heap_mb": heap / 2**20}
+    r = run_loop(cases, f"mode: batch\nbatch_cases: {batch_cases}\nmax_cost_usd: 1000\n",
+                 trace, base_url=url, batch_poll_s=0.05)
+    stats = r["outcome"].summary["batches"]
+    return {"wall": r["wall"], "rss_mb": r["rss_mb"], "batches": stats["submitted"],
+            "requests": stats["requests"], "heap_mb": r["heap_mb"]}
 
 
-def run_child(cases: int, batch_cases: int, trace: bool = False) -> dict[str, float]:
-    server = subprocess.Popen([sys.executable, str(SERVER), "--delay", "0"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None and server.stdin is not None
-    url = server.stdout.readline().strip()
-    try:
-        args = [sys.executable, __file__, "--child", str(cases), "--batch-cases",
-                str(batch_cases), "--url", url] + (["--trace"] if trace else [])
-        out = subprocess.run(args, capture_output=True, text=True, check=False)
-    finally:
-        server.stdin.close()
-        server.wait(timeout=30)
-    if out.returncode != 0:
-        raise SystemExit(f"bench child failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def run_size(cases: int, batch_cases: int, trace: bool = False) -> dict[str, Any]:
+    """One size with a fresh server (its stored batches do not pile up across sizes)."""
+    with loopback_server(0) as url:
+        return run_child(__file__, cases, url, trace, "--batch-cases", str(batch_cases))
 
 
 def main() -> None:
@@ -114,8 +53,8 @@ def main() -> None:
     print(f"{'cases':>6} {'wall s':>8} {'batches':>8} {'requests':>9} {'peak RSS MB':>12}"
           + (f" {'heap peak MB':>13}" if args.trace else ""))
     for n in (int(s) for s in args.sizes.split(",")):
-        r = run_child(n, args.batch_cases)
-        heap = f" {run_child(n, args.batch_cases, True)['heap_mb']:>13.2f}" if args.trace else ""
+        r = run_size(n, args.batch_cases)
+        heap = f" {run_size(n, args.batch_cases, True)['heap_mb']:>13.2f}" if args.trace else ""
         print(f"{n:>6} {r['wall']:>8.1f} {r['batches']:>8} {r['requests']:>9} "
               f"{r['rss_mb']:>12.1f}{heap}", flush=True)
 
