@@ -90,6 +90,12 @@ def name_tokens(name: str) -> list[str]:
     return list(_tokens(name))
 
 
+def singular(tokens: list[str]) -> list[str]:
+    """``rubrics`` is ``rubric``, ``steps`` is ``step``: plurals never hide a signal."""
+    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
+            for t in tokens]
+
+
 @lru_cache(maxsize=16384)
 def _tokens(name: str) -> tuple[str, ...]:
     """Memoised: the analysis asks again for the same few thousand names of a project."""

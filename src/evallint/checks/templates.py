@@ -17,7 +17,7 @@ from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFact
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
-from evallint.roles import Role, name_tokens
+from evallint.roles import Role, name_tokens, singular
 
 # ---------------------------------------------------------------------------- name matching
 
@@ -30,12 +30,6 @@ def _as_list(value: Any) -> list[str]:
     return []
 
 
-def _singular(tokens: list[str]) -> list[str]:
-    """``rubrics`` is ``rubric``, ``steps`` is ``step``: plurals never hide a signal."""
-    return [t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
-            for t in tokens]
-
-
 def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
               owned: Iterable[str] = ()) -> str | None:
     """The signal that names ``element``, matched on name tokens, never on substrings.
@@ -45,20 +39,20 @@ def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
     ``draft*`` matches ``draft_v2`` and ``prev_drafts``); ``exact`` signals match only the
     whole name.
     """
-    tokens = _singular(name_tokens(element))
+    tokens = singular(name_tokens(element))
     if not tokens:
         return None
     low = element.lower().strip("_")
     for sig in exact:
         if low == sig.lower():
             return sig
-    if set(tokens) & set(_singular([o.lower() for o in owned])):
+    if set(tokens) & set(singular([o.lower() for o in owned])):
         # `evaluation_steps`, `judge_context`: the evaluator's own material, not the generator's.
         return None
     for sig in signals:
         if sig.endswith("*"):
             # singular like the name's tokens: "previous_*" must not lose to "previou"
-            prefix = "_".join(_singular(name_tokens(sig[:-1])))
+            prefix = "_".join(singular(name_tokens(sig[:-1])))
             trailing = sig[:-1].endswith(("_", "-"))
             for i in range(len(tokens)):
                 joined = "_".join(tokens[i:])
@@ -67,7 +61,7 @@ def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
                 if not trailing and joined.startswith(prefix):
                     return sig
             continue
-        want = _singular(name_tokens(sig))
+        want = singular(name_tokens(sig))
         n = len(want)
         if n and any(tokens[i:i + n] == want for i in range(len(tokens) - n + 1)):
             return sig
@@ -226,7 +220,7 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
     subjects = set(getattr(facts, "subjects", ()))
     conversation = set(getattr(facts, "conversation", ()))
     for var in facts.template.variables:
-        if conversation and "_".join(_singular(name_tokens(var.name))) in conversation:
+        if conversation and "_".join(singular(name_tokens(var.name))) in conversation:
             continue  # the user's earlier turns: a multi-turn judge's task input
         if _is_subject(var, subjects):
             # "Evaluate the cleaned context": the context is what is graded, the candidate.
@@ -289,7 +283,7 @@ def _unnumbered(name: str) -> str:
 
 def _headed_by(name: str, allowed: set[str]) -> bool:
     """Is the last word of ``name`` (singular) an allowed name ("user_query" -> "query")?"""
-    tokens = _singular(name_tokens(name))
+    tokens = singular(name_tokens(name))
     return len(tokens) > 1 and (tokens[-1] in allowed or _name_listed(tokens[-1], allowed))
 
 
@@ -301,7 +295,7 @@ def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
     """
     if not subjects or var.via:
         return False
-    tokens = _singular(name_tokens(var.name))
+    tokens = singular(name_tokens(var.name))
     return bool(tokens) and "_".join(tokens) in subjects and len(var.path) <= 1
 
 

@@ -27,14 +27,14 @@ import asyncio
 import contextvars
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from evallint.executor.client import CallResult, MessagesClient
 from evallint.executor.errors import ApiFailure
+from evallint.executor.results import DurableLines
 
 # The case a worker is running: (line in the cases file, case id). Set by the runner.
 CURRENT_CASE: contextvars.ContextVar[tuple[int, str]] = contextvars.ContextVar("current_case")
@@ -60,7 +60,7 @@ class BatchLedger:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.index: dict[str, tuple[str, str]] = {}
-        self._fh: IO[str] | None = None
+        self._out = DurableLines(path)
 
     def load(self, finished: set[str]) -> int:
         """Read the ledger, keeping the requests of cases not finished; returns how many
@@ -93,18 +93,11 @@ class BatchLedger:
 
     def record(self, batch_id: str, requests: list[tuple[str, str, str]]) -> None:
         """Append one submitted batch, fsynced before anyone waits on it."""
-        if self._fh is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.path.open("a", encoding="utf-8")
-        self._fh.write(json.dumps({"batch_id": batch_id,
-                                   "requests": [list(r) for r in requests]}) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._out.write(json.dumps({"batch_id": batch_id,
+                                    "requests": [list(r) for r in requests]}) + "\n")
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._out.close()
 
 
 @dataclass(eq=False)

@@ -20,12 +20,34 @@ from evallint.executor.errors import SpecError
 RESULT_VERSION = "1.0"
 
 
+class DurableLines:
+    """An append-only text file, opened at the first line: each line is flushed and fsynced
+    before :meth:`write` returns, so a crash loses at most the line being written."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: IO[str] | None = None
+
+    def write(self, line: str) -> None:
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a", encoding="utf-8")
+        self._fh.write(line)
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
 class ResultsStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.finished: set[str] = set()
         self.repaired_tail = False
-        self._fh: IO[str] | None = None
+        self._out = DurableLines(path)
 
     def prepare(self, *, resume: bool) -> None:
         """Make the file ready to append: read finished ids (resume) or set the old file aside."""
@@ -62,19 +84,12 @@ class ResultsStore:
                 self.repaired_tail = True
 
     def append(self, record: dict[str, Any]) -> None:
-        if self._fh is None:
-            self._fh = self.path.open("a", encoding="utf-8")
-        line = json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n"
-        self._fh.write(line)
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._out.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
         # ``finished`` stays the set read at start: case ids are unique in the cases file, and
         # a set that grew with every record would make memory grow with the number of cases.
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._out.close()
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

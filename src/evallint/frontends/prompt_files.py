@@ -38,6 +38,7 @@ from evallint.roles import (
     reported_speech,
     role_from_value,
     scale_cues,
+    singular,
     snippet,
 )
 from evallint.source import SourceFile
@@ -681,7 +682,7 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
             above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
             label = above[-1] if above else ""
         if _JUDGED_LABEL.search(label):
-            out.append("_".join(_singular_words(name_tokens(var.name))))
+            out.append("_".join(singular(name_tokens(var.name))))
     return out
 
 
@@ -714,7 +715,7 @@ def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
             text = ln.strip()
             if not text or text.startswith(("```", "~~~")):
                 continue
-            heading = _HEADING_LINE.match(text)
+            heading = _HEADING.match(text)
             if heading is None:
                 if len(labels) == 1:
                     labels.append(text)  # the label line just above
@@ -727,16 +728,8 @@ def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
                 break
         if any(set(name_tokens(t)) & _DIALOGUE_WORDS and "user" in name_tokens(t)
                for t in labels):
-            out.append("_".join(_singular_words(name_tokens(var.name))))
+            out.append("_".join(singular(name_tokens(var.name))))
     return out
-
-
-_HEADING_LINE = re.compile(r"^(#{1,6})\s+(.*)$")
-
-
-def _singular_words(words: list[str]) -> list[str]:
-    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-            for w in words]
 
 
 _INLINE_TAG = re.compile(r"\{\{[^{}\n]*\}\}\s?|\{%[^\n]*?%\}\s?")
@@ -761,7 +754,7 @@ def evaluated_subjects(body: str) -> list[str]:
             if word in _SUBJECT_STOPS:
                 break
             words.append(word)
-        words = _singular_words(words)
+        words = singular(words)
         if words:
             out.append(words[-1])
             if len(words) > 1:

@@ -207,8 +207,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
         if inc.purpose != "providers" or not target.lower().endswith(_DATA_EXTS):
             continue
         try:
-            sub = load_json(found[1]) if target.lower().endswith(".json") else \
-                load_yaml(found[1])
+            sub = _load_data(target, found[1])
         except ParseError:
             continue
         holder = PromptfooFacts(path=found[0], kind=FileKind.PROMPTFOO.value)
@@ -307,8 +306,7 @@ def _graders_by_file(source: SourceFile, config: Config, facts: PromptfooFacts) 
         if isinstance(found, list):
             continue
         try:
-            sub = load_json(found[1]) if target.lower().endswith(".json") else \
-                load_yaml(found[1])
+            sub = _load_data(target, found[1])
         except ParseError:
             continue
         pid = sub.data.get("id") if isinstance(sub.data, dict) else None
@@ -319,6 +317,11 @@ def _graders_by_file(source: SourceFile, config: Config, facts: PromptfooFacts) 
 def _include(doc: Doc, path: PathT, value: str, purpose: str, facts: PromptfooFacts) -> None:
     if value.startswith("file://"):
         facts.includes.append(PfInclude(purpose, value[len("file://"):], _pos(doc, path)))
+
+
+def _load_data(name: str, text: str) -> Doc:
+    """A referenced JSON or YAML file, by its name (ParseError when it does not parse)."""
+    return load_json(text) if name.lower().endswith(".json") else load_yaml(text)
 
 
 def _pos(doc: Doc, path: PathT) -> Pos:

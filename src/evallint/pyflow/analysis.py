@@ -34,6 +34,7 @@ from evallint.pyflow.ir import (
     Return,
     Step,
     Val,
+    walk_steps,
 )
 from evallint.pyflow.providers import (
     ANTHROPIC_METHODS,
@@ -52,7 +53,7 @@ from evallint.pyflow.providers import (
 )
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
 from evallint.pyflow.results import SYMBOLIC, Event, Flow, LLMCall, LoopEvent, Result, where
-from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables
+from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables, chat_of
 from evallint.roles import EVALUATOR_WORDS, Role, judge_text, role_from_name
 from evallint.roles import name_tokens as _name_tokens
 
@@ -882,7 +883,7 @@ class Interp:
         """A worker loop: it takes its next job from a queue (``job = q.get()``) and stops on
         what the queue hands it (``if job is None: break``), not on a judge's opinion."""
         taken: set[str] = set()
-        for st in _walk_steps(steps):
+        for st in walk_steps(steps):
             if isinstance(st, Assign) and len(st.value.calls) == 1 and not st.value.names:
                 cid = st.value.calls[0]
                 if cid < len(self.fn.calls) and self.fn.calls[cid].func.rsplit(".", 1)[-1] in \
@@ -1426,12 +1427,9 @@ class Interp:
                   kws: dict[str, frozenset[L]], judge: bool = False) -> frozenset[L]:
         """``llm.invoke(messages)`` (also through a bound or structured-output model);
         ``judge``: a framework evaluator's ``evaluate()``."""
-        chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
+        chat, ctor = chat_of(chats)
         assert chat.origin is not None
         model, model_where = self.an.chats.get(chat.origin.key, (None, ""))
-        ctor = chat.origin
-        while ctor.inner is not None:
-            ctor = ctor.inner
         base = c.func.rsplit(".", 1)[0]
         obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
         prompt_vals = [*c.args, *(v for k, v in c.kwargs if k == "input")]
@@ -1449,13 +1447,7 @@ class Interp:
             self.mark_system_slot(c, prompt_vals)
         structured = any(lb.flag for lb in chats)
         reasoning = self.reasoning_evidence(c, model, None, prompt_vals)
-        self.summary.n_llm += 1
-        self.summary.structured = self.summary.structured or structured
-        if reasoning:
-            self.summary.reasoning = tuple(dict.fromkeys(self.summary.reasoning + reasoning))
-        if model is not None:
-            self.summary.model.fixed = model
-            self.summary.model.fixed_where = model_where
+        self.summary.count_call(structured, reasoning, model, model_where)
         origin = Origin(self.path, c.pos, f"`{c.func}()`", (self.path, self.fn.name, c.id),
                         reasoning, chat.origin if chat.origin is not ctor else None)
         if role is Role.EVALUATOR and any(k in self.an.scored for k in _chain_keys(chat.origin)):
@@ -2005,7 +1997,7 @@ class Interp:
         holds no other LLM call's output: the evaluator's own conversation, not a trace."""
         if "." in name or name in (p.name for p in self.fn.params):
             return False
-        built = [st.value for st in _walk_steps(self.fn.body)
+        built = [st.value for st in walk_steps(self.fn.body)
                  if isinstance(st, Assign) and name in st.targets]
         if not built or any(cid != c.id for v in built for cid in v.calls):
             return False  # built from another call's result (a run, a trace): not its own
@@ -2201,15 +2193,6 @@ class Interp:
 @lru_cache(maxsize=65536)
 def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(_name_tokens(name))
-
-
-def _walk_steps(steps: list[Step]) -> Iterable[Step]:
-    """Every step of a body, nested ones included."""
-    for st in steps:
-        yield st
-        if isinstance(st, (If, Loop)):
-            yield from _walk_steps(st.body)
-            yield from _walk_steps(st.orelse)
 
 
 def _bound_names(loop: Loop) -> set[str]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from evallint.facts import Pos
 from evallint.pyflow.ir import CallIR, Val
 from evallint.pyflow.results import SYMBOLIC, where
-from evallint.pyflow.summaries import L, Origin
+from evallint.pyflow.summaries import L, Origin, chat_of
 from evallint.roles import Role
 
 if TYPE_CHECKING:
@@ -422,11 +422,8 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     """One run of a framework object: an effective LLM call with the object's role and
     model; its result is generator or judge output that remembers the run (history)."""
     an = it.an
-    chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
+    chat, ctor = chat_of(chats)
     assert chat.origin is not None
-    ctor = chat.origin
-    while ctor.inner is not None:
-        ctor = ctor.inner
     info = an.fw_objects[ctor.key]
     model, model_where = an.chats.get(chat.origin.key, (None, ""))
     if info.kind == "team" and model is None:
@@ -451,13 +448,7 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     structured = info.structured or chat.flag
     reasoning = tuple(dict.fromkeys(info.reasoning + it.reasoning_evidence(
         c, model, info.system, prompt_vals)))
-    it.summary.n_llm += 1
-    it.summary.structured = it.summary.structured or structured
-    if reasoning:
-        it.summary.reasoning = tuple(dict.fromkeys(it.summary.reasoning + reasoning))
-    if model is not None:
-        it.summary.model.fixed = model
-        it.summary.model.fixed_where = model_where
+    it.summary.count_call(structured, reasoning, model, model_where)
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id), reasoning,
                     chat.origin if chat.origin is not ctor else None)
     an.fw_runs[origin.key] = info.framework

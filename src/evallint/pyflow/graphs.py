@@ -17,7 +17,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from evallint.facts import Pos
-from evallint.pyflow.ir import Assign, FunctionIR, If, Loop, PythonFacts, Return, Step, Val
+from evallint.pyflow.ir import (
+    Assign,
+    FunctionIR,
+    If,
+    Loop,
+    PythonFacts,
+    Return,
+    Val,
+    walk_steps,
+)
 from evallint.pyflow.relevance import function_role
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
@@ -208,16 +217,8 @@ def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
     return False
 
 
-def _walk(steps: list[Step]) -> Iterator[Step]:
-    for s in steps:
-        yield s
-        if isinstance(s, (If, Loop)):
-            yield from _walk(s.body)
-            yield from _walk(s.orelse)
-
-
 def _vals(fn: FunctionIR) -> Iterator[Val]:
-    for s in _walk(fn.body):
+    for s in walk_steps(fn.body):
         if isinstance(s, If):
             yield s.test
         elif isinstance(s, Loop):
@@ -230,7 +231,7 @@ def _vals(fn: FunctionIR) -> Iterator[Val]:
 
 
 def _returned_strings(fn: FunctionIR) -> Iterator[str]:
-    for s in _walk(fn.body):
+    for s in walk_steps(fn.body):
         if isinstance(s, Return):
             yield from s.value.strings
 
@@ -241,13 +242,13 @@ def _node_counts(fn: FunctionIR) -> bool:
     counter back into the state it returns (``{"rounds": rounds + 1}``)."""
     local: dict[str, tuple[str, ...]] = {}
     written: set[str] = set()
-    for s in _walk(fn.body):
+    for s in walk_steps(fn.body):
         if isinstance(s, Assign):
             for t in s.targets:
                 local[t] = s.value.names
         if isinstance(s, (Assign, Return)):
             written.update(x for x in s.value.strings if x.isidentifier())
-    for s in _walk(fn.body):
+    for s in walk_steps(fn.body):
         if not isinstance(s, If) or not s.test.compares or \
                 not any(isinstance(x, Return) for x in s.body):
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -173,6 +174,15 @@ class Loop:
 
 
 Step = Assign | ExprStep | Return | Exit | If | Loop
+
+
+def walk_steps(steps: list[Step]) -> Iterator[Step]:
+    """Every step of a body, nested ones (if and loop bodies) included, in order."""
+    for st in steps:
+        yield st
+        if isinstance(st, (If, Loop)):
+            yield from walk_steps(st.body)
+            yield from walk_steps(st.orelse)
 
 
 @_pickled_by_fields

@@ -49,6 +49,17 @@ class L:
     name: str = ""
 
 
+def chat_of(chats: list[L]) -> tuple[L, Origin]:
+    """The chat object a call runs on (the first by origin, a stable choice among several)
+    and the constructor call that built it (through bound or structured-output wrappers)."""
+    chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
+    assert chat.origin is not None
+    ctor = chat.origin
+    while ctor.inner is not None:
+        ctor = ctor.inner
+    return chat, ctor
+
+
 @dataclass
 class ModelInfo:
     """How a helper picks its model: from parameter ``param`` (default ``default``), or fixed."""
@@ -82,6 +93,18 @@ class Summary:
     meta: bool = False
     # the roles of the LLM calls made in the function itself, as decided there
     own_call_roles: frozenset[Role] = frozenset()
+
+    def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
+                   model_where: str) -> None:
+        """One more LLM call made here: whether it returns structured output, why it is
+        believed to reason, and the model it runs on (which the function then fixes)."""
+        self.n_llm += 1
+        self.structured = self.structured or structured
+        if reasoning:
+            self.reasoning = tuple(dict.fromkeys(self.reasoning + reasoning))
+        if model is not None:
+            self.model.fixed = model
+            self.model.fixed_where = model_where
 
     def signature(self) -> tuple[object, ...]:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
