@@ -30,7 +30,10 @@ PACK_MAGIC = b"evallint-pack 1\n"
 # Namespaces kept in pack files: one file per run holding every new entry (a record: key,
 # HMAC, payload length, payload). Thousands of one-entry files cost more to create and open
 # than the entries take to compute on some file systems (4,300 creations took 3.5 s here).
-PACKED = frozenset({"files"})
+PACKED = frozenset({"files", "pyflow"})
+# Packed namespaces whose merged pack keeps only what the run wrote and read: an entry of the
+# project analysis no run asked for belongs to a part that no longer exists.
+LEAN = frozenset({"pyflow"})
 MAX_PACK = 1 << 30
 MAX_PACKS = 8  # beyond this many packs, the next write merges them into one
 MAX_MERGED = 256 * 1024 * 1024  # a merged pack keeps older entries up to this many bytes
@@ -283,7 +286,8 @@ class Store:
             if compact:
                 for key, rec in self._used.get(namespace, {}).items():
                     records.setdefault(key, rec)
-                room = MAX_MERGED - sum(len(p) for _, p in records.values())
+                room = 0 if namespace in LEAN else MAX_MERGED - sum(
+                    len(p) for _, p in records.values())
                 for key, (blob, at, start, end) in self._index.get(namespace, {}).items():
                     if key not in records and end - start <= room:
                         records[key] = (blob[at:at + 64], blob[start:end])

@@ -36,6 +36,7 @@ from evallint.pyflow.ir import (
     Val,
     walk_steps,
 )
+from evallint.pyflow.parts import Part, relevant_modules
 from evallint.pyflow.providers import (
     ANTHROPIC_METHODS,
     CHAT_BIND,
@@ -51,7 +52,7 @@ from evallint.pyflow.providers import (
     framework_evaluator,
     mistral_call,
 )
-from evallint.pyflow.relevance import function_role, makes_eval_artifacts
+from evallint.pyflow.relevance import DEFAULT_EXTRACT, function_role, makes_eval_artifacts
 from evallint.pyflow.results import SYMBOLIC, Event, Flow, LLMCall, LoopEvent, Result, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables, chat_of
 from evallint.roles import EVALUATOR_WORDS, Role, judge_text, role_from_name
@@ -149,9 +150,6 @@ _PATHLIKE = re.compile(r"^[\w./-]{1,120}$")
 # A value made from a text that asks for a numeric score (see ``Val.scored``).
 SCORE_ASKED = L("scoreq")
 
-DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
-                   "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
-                   "*final_text*", "answer_only", "*drop_thinking*")
 
 
 def judges_input(texts: list[str]) -> bool:
@@ -205,7 +203,10 @@ class Analysis:
 
     def __init__(self, facts: list[PythonFacts], config: Config,
                  extract: Iterable[str] = DEFAULT_EXTRACT,
-                 load: Callable[[PythonFacts], PythonFacts | None] | None = None) -> None:
+                 load: Callable[[PythonFacts], PythonFacts | None] | None = None,
+                 part: Part | None = None) -> None:
+        """``part``: solve only these modules (and what loading its files adds), reading the
+        rest of ``facts`` for names; by default the whole project is one part."""
         self.config = config
         self.extract = tuple(extract) + tuple(config.extract_functions)
         self._extractor: dict[str, bool] = {}
@@ -213,13 +214,17 @@ class Analysis:
         # module-level names passed as a generator's system prompt / history, per file
         self.genctx: dict[str, dict[str, L]] = {}
         self.tables = Tables(facts)
-        self.relevant = self._relevant()
+        relevant = relevant_modules(self.tables)
+        # the relevant modules of the other parts: never solved here
+        self.exclude = relevant - part.paths if part is not None else set()
+        self.relevant = relevant - self.exclude
         self._stale: set[tuple[str, str]] = set()  # functions to run again (_load_importers)
         # callee -> the functions whose last run read its summary
         self._callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
         # functions whose last run was quiet (``Interp.touched``), with the epoch it began at
         self._quiet: dict[tuple[str, str], tuple[int, bool]] = {}
-        self.skipped = [f for f in facts if not f.analyzed and f.imported]
+        self.skipped = (list(part.skipped) if part is not None else
+                        [f for f in facts if not f.analyzed and f.imported])
         self.load = load
         # evaluator calls (origin keys) whose output carries a numeric score: the prompt asks
         # for one, the structured-output class has a score field, or the code reads one
@@ -243,27 +248,6 @@ class Analysis:
         self.result = Result()
 
     # ------------------------------------------------------------------ relevance
-
-    def _resolves_to(self, qualified: str, targets: set[str], near: str) -> bool:
-        mod = self.tables.owner(qualified, near)
-        return mod is not None and mod.path in targets
-
-    def _relevant(self) -> set[str]:
-        """Modules worth interpreting: those with an SDK-like call, and those importing them
-        (transitively). The rest of a large code base costs nothing beyond its parse."""
-        relevant = {m.path for m in self.tables.modules if m.facts.calls_sdk or any(
-            self.tables.module(root) is None for root in m.facts.fw_roots)}
-        changed = True
-        while changed:
-            changed = False
-            for m in self.tables.modules:
-                if m.path in relevant:
-                    continue
-                if any(self._resolves_to(v, relevant, m.path)
-                       for v in m.facts.imports.values()):
-                    relevant.add(m.path)
-                    changed = True
-        return relevant
 
     def _load_importers(self) -> bool:
         """Parse the skipped files (no LLM words) that import an LLM helper of the project
@@ -296,7 +280,7 @@ class Analysis:
             return False
         before = {m.path: self._import_targets(m) for m in self.tables.modules}
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
-        self.relevant = self._relevant() | {f.path for f in loaded}
+        self.relevant = (relevant_modules(self.tables) | {f.path for f in loaded}) - self.exclude
         # Functions whose imports now resolve elsewhere (or at all) run again, as do those of
         # modules importing them (constants and chat objects are read through imports);
         # summaries that change then reach their callers through the fixpoint.

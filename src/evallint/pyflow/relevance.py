@@ -23,6 +23,13 @@ _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl",
                            "message", "system", "instructions", "instruction"})
 
 
+# Function names whose call extracts the final answer from a model's text (EL201's default
+# ``extract_functions``): what passes through one is not raw output.
+DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
+                   "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
+                   "*final_text*", "answer_only", "*drop_thinking*")
+
+
 # A name whose head noun is a plan or a route: the evaluator word before it is its modifier.
 _PLAN_HEADS = frozenset({"plan", "plans", "planner", "planning", "schedule", "agenda",
                          "outline", "router", "routing", "route"})

@@ -123,6 +123,9 @@ class Module:
         return self.facts.path
 
 
+_AMBIGUOUS = object()
+
+
 class Tables:
     """Modules indexed by every dotted suffix of their name (imports may be rooted anywhere).
 
@@ -137,6 +140,7 @@ class Tables:
         # (every import of every module, every call); a table never changes once built.
         self._owners: dict[str, list[Module]] = {}  # the modules of the longest prefix
         self._function_names: dict[tuple[str, str], tuple[Module, str] | None] = {}
+        self._plain_functions: dict[str, tuple[Module, str] | object | None] = {}
         for mod in self.modules:
             parts = mod.name.split(".")
             for depth in range(len(parts)):
@@ -170,7 +174,12 @@ class Tables:
     def function_name(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and the
         function's name in it, without decoding any module's code tree."""
-        key = (qualified, near)
+        plain = self._plain_functions.get(qualified, _AMBIGUOUS)
+        if plain is _AMBIGUOUS and qualified not in self._plain_functions:
+            plain = self._plain_functions[qualified] = self._function_name_anywhere(qualified)
+        if plain is not _AMBIGUOUS:
+            return plain  # type: ignore[return-value]
+        key = (qualified, near.rpartition("/")[0])  # only the folder decides (``_common``)
         if key in self._function_names:
             return self._function_names[key]
         found: tuple[Module, str] | None = None
@@ -182,6 +191,21 @@ class Tables:
                 break
         self._function_names[key] = found
         return found
+
+    def _function_name_anywhere(self, qualified: str) -> tuple[Module, str] | object | None:
+        """:meth:`function_name` where no two modules share a name on the way (the importing
+        file's place cannot matter), else ``_AMBIGUOUS``."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            found = self.by_name.get(".".join(parts[:cut]))
+            if not found:
+                continue
+            if len(found) > 1:
+                return _AMBIGUOUS
+            rest = ".".join(parts[cut:])
+            if rest in found[0].facts.function_names:
+                return found[0], rest
+        return None
 
     def function(self, qualified: str, near: str = "") -> tuple[Module, FunctionIR] | None:
         """As :meth:`function_name`, with the function itself."""

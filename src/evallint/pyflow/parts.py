@@ -1,0 +1,222 @@
+"""The project analysis in independent parts, so that an edit solves only its own part again.
+
+Modules that neither import each other (directly or through a file the analysis may load) nor
+share a framework's ambient model (``dspy.configure(lm=...)`` in one file reaches every dspy
+module of the project) cannot affect each other's findings. Each part is solved on its own and
+cached under the digests of what it can read: its modules, the modules they import
+(transitively), the unanalysed files it may load, and the project's module names (which decide
+how every import resolves). Planning reads only eager facts (names, imports, digests): no
+module's code tree is decoded for a part whose result is cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from evallint.pyflow.ir import PythonFacts
+from evallint.pyflow.summaries import Tables
+
+# Frameworks whose model can be set for the whole project from any file (see
+# ``frameworks.is_configure``): their users form one part.
+AMBIENT_FRAMEWORKS = ("dspy", "textgrad", "pydantic_evals")
+
+
+@dataclass
+class Part:
+    """Relevant modules solved together (``paths``), the unanalysed files they may load
+    (``skipped``), and every file whose facts the solve may read (``inputs``, for the key)."""
+
+    paths: set[str] = field(default_factory=set)
+    skipped: list[PythonFacts] = field(default_factory=list)
+    inputs: set[str] = field(default_factory=set)
+
+
+def relevant_modules(tables: Tables) -> set[str]:
+    """Modules worth interpreting: those with an SDK-like call or a call of a framework the
+    project does not hold itself, and those importing them (transitively). The rest of a large
+    code base costs nothing beyond its parse."""
+    relevant = {m.path for m in tables.modules if m.facts.calls_sdk or any(
+        tables.module(root) is None for root in m.facts.fw_roots)}
+    changed = True
+    while changed:
+        changed = False
+        for m in tables.modules:
+            if m.path in relevant:
+                continue
+            for v in m.facts.imports.values():
+                owner = tables.owner(v, m.path)
+                if owner is not None and owner.path in relevant:
+                    relevant.add(m.path)
+                    changed = True
+                    break
+    return relevant
+
+
+class _Union:
+    def __init__(self) -> None:
+        self.up: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        up = self.up
+        root = x
+        while up.setdefault(root, root) != root:
+            root = up[root]
+        while up[x] != root:
+            up[x], x = root, up[x]
+        return root
+
+    def join(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.up[rb] = ra
+
+
+def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[Part]:
+    """The parts of the project, in the order of their first module in ``facts``."""
+    try:
+        return _plan(facts, tables, relevant)
+    finally:
+        _MEMO.clear()  # keyed by the tables' identity: valid for one plan only
+
+
+def _plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[Part]:
+    union = _Union()
+    by_path = {f.path: f for f in facts}
+    for m in tables.modules:
+        if m.path not in relevant:
+            continue
+        union.find(m.path)
+        for v in m.facts.imports.values():
+            owner = tables.owner(v, m.path)
+            if owner is not None and owner.path in relevant:
+                union.join(m.path, owner.path)
+    for fw in AMBIENT_FRAMEWORKS:
+        users = [m.path for m in tables.modules if m.path in relevant and fw in m.facts.fw_roots]
+        for other in users[1:]:
+            union.join(users[0], other)
+
+    # An unanalysed file is loaded when it imports an LLM helper of a part (a function, or a
+    # module defining one), or a file loaded before it; once loaded, it reads every module it
+    # imports. The parts it may be loaded by, and those it then reads, become one.
+    skipped = [f for f in facts if not f.analyzed and f.imported]
+    skipped_names = Tables([_as_analyzed(f) for f in skipped])
+    loads: dict[str, set[str]] = {}  # file -> the relevant modules whose helpers load it
+    after: dict[str, list[str]] = {}  # file -> the unanalysed files it imports
+    for f in skipped:
+        loads[f.path] = {m for name in f.imported for m in _helper_targets(tables, name, f.path)
+                         if m in relevant}
+        after[f.path] = [o for name in f.imported
+                         for o in _targets(skipped_names, name, f.path) if o != f.path]
+    reach = {path: set(hits) for path, hits in loads.items()}
+    changed = True
+    while changed:  # over the small graph of unanalysed files only
+        changed = False
+        for path, others in after.items():
+            for other in others:
+                if not reach[other] <= reach[path]:
+                    reach[path] |= reach[other]
+                    changed = True
+    for f in skipped:
+        if reach[f.path]:
+            # what it reads once loaded
+            touched = reach[f.path] | {m for name in f.imported
+                                       for m in _targets(tables, name, f.path) if m in relevant}
+            first = next(iter(reach[f.path]))
+            for mod in touched:
+                union.join(first, mod)
+
+    parts: dict[str, Part] = {}
+    for f in facts:
+        if f.path in relevant:
+            parts.setdefault(union.find(f.path), Part()).paths.add(f.path)
+    for f in skipped:
+        if reach[f.path]:
+            part = parts[union.find(next(iter(reach[f.path])))]
+            part.skipped.append(f)
+    # An analysed module outside every part that imports a file a part may load joins that
+    # part's inputs (it becomes relevant when the file is loaded).
+    loaded_by = {f.path: union.find(next(iter(reach[f.path]))) for f in skipped
+                 if reach[f.path]}
+    extra: dict[str, set[str]] = {}
+    for m in tables.modules:
+        if m.path in relevant:
+            continue
+        for v in m.facts.imports.values():
+            for other in _targets(skipped_names, v, m.path):
+                if other in loaded_by:
+                    extra.setdefault(loaded_by[other], set()).add(m.path)
+    edges: dict[str, list[str]] = {}
+    for root, part in parts.items():
+        start = set(part.paths) | {f.path for f in part.skipped} | extra.get(root, set())
+        part.inputs = _closure(start, tables, by_path, edges)
+    return list(parts.values())
+
+
+def _as_analyzed(f: PythonFacts) -> PythonFacts:
+    """An unanalysed file as a name in a table (its imports are its ``imported`` names)."""
+    return PythonFacts(path=f.path, kind=f.kind, module=f.module, analyzed=True)
+
+
+_MEMO: dict[tuple[int, bool, str, str], list[str]] = {}
+
+
+def _helper_targets(tables: Tables, name: str, near: str) -> list[str]:
+    """The modules through which importing ``name`` can make a file load (as
+    ``Analysis._load_importers`` decides): the one defining it as a function, or the module it
+    names."""
+    key = (id(tables), False, name, near.rpartition("/")[0])  # only the folder decides
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    out = _MEMO[key] = []
+    found = tables.function_name(name, near)
+    if found is not None:
+        out.append(found[0].path)
+    mod = tables.module(name, near)
+    if mod is not None:
+        out.append(mod.path)
+    return out
+
+
+def _targets(tables: Tables, name: str, near: str) -> list[str]:
+    """The modules an imported name may resolve to: as :func:`_helper_targets`, or its
+    owner (the module holding ``pkg.mod.Name``)."""
+    key = (id(tables), True, name, near.rpartition("/")[0])
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    out = _MEMO[key] = list(_helper_targets(tables, name, near))
+    owner = tables.owner(name, near)
+    if owner is not None:
+        out.append(owner.path)
+    return out
+
+
+def _closure(start: set[str], tables: Tables, by_path: dict[str, PythonFacts],
+             edges: dict[str, list[str]]) -> set[str]:
+    """``start`` and every analysed module reached from it through imports (``edges``: each
+    file's import targets, filled as found and shared between parts)."""
+    seen = set(start)
+    stack = list(start)
+    while stack:
+        path = stack.pop()
+        out = edges.get(path)
+        if out is None:
+            f = by_path.get(path)
+            names = () if f is None else f.imports.values() if f.analyzed else f.imported
+            out = edges[path] = [m for v in names for m in _targets(tables, v, path)]
+        for mod in out:
+            if mod not in seen:
+                seen.add(mod)
+                stack.append(mod)
+    return seen
+
+
+def names_digest(facts: list[PythonFacts]) -> str:
+    """The project's module names: how every import resolves, and which frameworks are the
+    project's own."""
+    h = hashlib.blake2b(digest_size=16)
+    for f in sorted(facts, key=lambda f: f.path):
+        h.update(f"{f.path}\0{f.module}\0{int(f.analyzed)}\n".encode())
+    return h.hexdigest()

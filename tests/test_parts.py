@@ -1,0 +1,170 @@
+"""The project analysis in independent parts: how a project splits, and that an edit solves
+only its own part again while the findings stay those of a run without the cache."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evallint.config import parse_config
+from evallint.engine import run_check
+from evallint.facts import Pos
+from evallint.pyflow import analysis
+from evallint.pyflow.ir import PythonFacts
+from evallint.pyflow.parts import Part, names_digest, plan, relevant_modules
+from evallint.pyflow.project import merge
+from evallint.pyflow.results import Event, Result
+from evallint.pyflow.summaries import Tables
+from tests.conftest import lint_tree, write_files
+
+LLM = """\
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def llm_call(prompt, model="claude-sonnet-4-5"):
+    r = client.messages.create(model=model, max_tokens=9,
+                               messages=[{"role": "user", "content": prompt}])
+    return r.content[0].text
+"""
+
+
+def loop(helper: str, judge_model: str) -> str:
+    return (f"from {helper} import llm_call\n\n\ndef generate(t):\n    return llm_call(t)\n\n\n"
+            f"def judge(a):\n    return llm_call(a, model={judge_model!r})\n")
+
+
+def parts_of(tmp_path: Path, files: dict[str, str]) -> list[Part]:
+    write_files(tmp_path, files)
+    result = lint_tree(tmp_path, {"EL301"})
+    facts = [f for f in result.project.files.values() if isinstance(f, PythonFacts)]
+    tables = Tables(facts)
+    return plan(facts, tables, relevant_modules(tables))
+
+
+def groups(parts: list[Part]) -> list[list[str]]:
+    return sorted(sorted(p.paths) for p in parts)
+
+
+def test_modules_that_do_not_import_each_other_are_separate_parts(tmp_path: Path) -> None:
+    parts = parts_of(tmp_path, {"a/llm.py": LLM, "a/loop.py": loop("llm", "claude-sonnet-4-5"),
+                                "b/helper.py": LLM, "b/run.py": loop("helper", "x")})
+    assert groups(parts) == [["a/llm.py", "a/loop.py"], ["b/helper.py", "b/run.py"]]
+
+
+def test_an_import_joins_two_parts(tmp_path: Path) -> None:
+    both = "from helper import llm_call as other\n" + loop("llm", "x")
+    parts = parts_of(tmp_path, {"llm.py": LLM, "loop.py": both, "helper.py": LLM,
+                                "alone.py": LLM})
+    assert groups(parts) == [["alone.py"], ["helper.py", "llm.py", "loop.py"]]
+
+
+def test_users_of_a_framework_with_an_ambient_model_are_one_part(tmp_path: Path) -> None:
+    # dspy.configure in one file sets the model of every dspy module in the project
+    conf = "import dspy\ndspy.configure(lm=dspy.LM('openai/gpt-4o'))\n"
+    use = "import dspy\nqa = dspy.Predict('question -> answer')\nqa(question='q')\n"
+    parts = parts_of(tmp_path, {"setup_lm.py": conf, "pipeline/qa.py": use,
+                                "other/llm.py": LLM})
+    assert groups(parts) == [["other/llm.py"], ["pipeline/qa.py", "setup_lm.py"]]
+
+
+def test_a_file_without_llm_words_importing_helpers_of_two_parts_joins_them(
+        tmp_path: Path) -> None:
+    # the prefilter skips main.py; the analysis loads it because it imports LLM helpers
+    main = "from one import llm_call\nfrom two import llm_call as b\n\nb(llm_call('x'))\n"
+    parts = parts_of(tmp_path, {"one.py": LLM, "two.py": LLM, "main.py": main})
+    assert groups(parts) == [["one.py", "two.py"]]
+    assert [f.path for f in parts[0].skipped] == ["main.py"]
+
+
+def test_a_part_reads_the_modules_its_modules_import(tmp_path: Path) -> None:
+    prompts = "JUDGE_MODEL = 'claude-sonnet-4-5'\n"
+    run = "from prompts import JUDGE_MODEL\n" + loop("llm", "x")
+    parts = parts_of(tmp_path, {"llm.py": LLM, "run.py": run, "prompts.py": prompts,
+                                "unrelated.py": "import os\nprint(os.sep)\n"})
+    assert groups(parts) == [["llm.py", "run.py"]]
+    assert parts[0].inputs == {"llm.py", "run.py", "prompts.py"}
+
+
+def test_the_module_names_digest_follows_files_added_and_renamed() -> None:
+    a = [PythonFacts(path="a.py", kind="python", module="a")]
+    b = [PythonFacts(path="b.py", kind="python", module="b")]
+    assert names_digest(a) == names_digest(list(a))
+    assert names_digest(a) != names_digest(b)
+    assert names_digest(a) != names_digest(a + b)
+
+
+def test_merged_results_are_ordered_by_module() -> None:
+    def ev(path: str, line: int) -> Event:
+        return Event("EL502", path, Pos(line, 0), "k")
+
+    first = Result(events=[ev("z.py", 3), ev("z.py", 1)])
+    second = Result(events=[ev("a.py", 2)])
+    out = merge([first, second], {"a.py": 0, "z.py": 1})
+    assert [(e.path, e.pos.line) for e in out.events] == [("a.py", 2), ("z.py", 3), ("z.py", 1)]
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[set[str]]]:
+    """The modules of every part solved (the analysis of a part ran)."""
+    solved: list[set[str]] = []
+    original = analysis.Analysis.run
+
+    def run(self: analysis.Analysis) -> Result:
+        solved.append(set(self.relevant))
+        return original(self)
+
+    monkeypatch.setattr(analysis.Analysis, "run", run)
+    yield solved
+
+
+def test_an_edit_solves_only_its_own_part_again(tmp_path: Path,
+                                                counted: list[set[str]]) -> None:
+    files = {"a/llm.py": LLM, "a/loop.py": loop("llm", "claude-sonnet-4-5"),
+             "b/helper.py": LLM, "b/run.py": loop("helper", "claude-haiku-4-5"),
+             "c/prompts.py": "JUDGE = 'x'\n"}
+    write_files(tmp_path, files)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        cfg = parse_config({}, source=None, root=tmp_path)
+        cfg.respect_gitignore = False
+
+        def check(cache: bool = True) -> list[tuple[str, str, int]]:
+            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
+            assert not result.tool_errors
+            return sorted((f.code, f.path, f.line) for f in result.findings)
+
+        first = check()
+        assert first == [("EL301", "a/loop.py", 9)]
+        assert len(counted) == 2  # cold: both parts
+        counted.clear()
+        assert check() == first
+        assert counted == []  # warm: nothing solved
+        (tmp_path / "b/run.py").write_text(loop("helper", "claude-sonnet-4-5"))
+        edited = check()
+        assert counted == [{"b/helper.py", "b/run.py"}]  # only the edited part
+        counted.clear()
+        assert edited == check(cache=False) == [("EL301", "a/loop.py", 9),
+                                                ("EL301", "b/run.py", 9)]
+        counted.clear()
+        # a module a part imports is one of its inputs: editing it solves that part again
+        (tmp_path / "a/loop.py").write_text("from consts import M\n" +
+                                            loop("llm", "claude-haiku-4-5"))
+        (tmp_path / "a/consts.py").write_text("M = 'claude-haiku-4-5'\n")
+        check()
+        counted.clear()
+        (tmp_path / "a/consts.py").write_text("M = 'claude-opus-4-1'\n")
+        check()
+        assert counted == [{"a/llm.py", "a/loop.py"}]
+        counted.clear()
+        # a file no part reads changes nothing
+        (tmp_path / "c/prompts.py").write_text("JUDGE = 'y'\n")
+        check()
+        assert counted == []
+    finally:
+        os.chdir(old)
