@@ -168,3 +168,91 @@ def test_an_edit_solves_only_its_own_part_again(tmp_path: Path,
         assert counted == []
     finally:
         os.chdir(old)
+
+
+def test_a_forked_child_returns_its_result_or_none_when_it_fails() -> None:
+    import signal
+
+    from evallint.workers import Forked
+
+    assert Forked(lambda: [1, "two"]).result() == [1, "two"]
+
+    def boom() -> int:
+        raise ValueError("bug")
+
+    assert Forked(boom).result() is None
+
+    def die() -> int:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return 1
+
+    assert Forked(die).result() is None
+
+
+def test_parts_solved_in_a_second_process_give_the_same_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.pyflow import project
+
+    files = {f"p{i}/llm.py": LLM for i in range(4)}
+    files.update({f"p{i}/loop.py": loop("llm", "claude-sonnet-4-5" if i % 2 else "x")
+                  for i in range(4)})
+    write_files(tmp_path, files)
+
+    def findings(workers: int) -> list[tuple[str, str, int]]:
+        old = Path.cwd()
+        os.chdir(tmp_path)
+        try:
+            cfg = parse_config({}, source=None, root=tmp_path)
+            cfg.respect_gitignore = False
+            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=workers, use_cache=False)
+            assert not result.tool_errors
+            return sorted((f.code, f.path, f.line) for f in result.findings)
+        finally:
+            os.chdir(old)
+
+    split: list[tuple[list[int], list[int]]] = []
+    original = project._split
+
+    def spy(*args: object) -> tuple[list[int], list[int]]:
+        out = original(*args)  # type: ignore[arg-type]
+        split.append(out)
+        return out
+
+    monkeypatch.setattr(project, "SPLIT_MIN_FUNCTIONS", 1)
+    monkeypatch.setattr(project, "_split", spy)
+    alone = findings(1)
+    assert split == []  # --jobs 1: one process
+    together = findings(2)
+    assert split and all(split[0])  # both halves had parts
+    assert together == alone == [("EL301", "p1/loop.py", 9), ("EL301", "p3/loop.py", 9)]
+
+
+def test_parts_whose_process_failed_are_solved_here(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.pyflow import project
+
+    class Failed:
+        def __init__(self, fn: object) -> None:
+            self.closed = False
+
+        def result(self) -> None:
+            return None
+
+        def close(self) -> None:
+            self.closed = True
+
+    files = {f"p{i}/llm.py": LLM for i in range(2)}
+    files.update({f"p{i}/loop.py": loop("llm", "claude-sonnet-4-5") for i in range(2)})
+    write_files(tmp_path, files)
+    monkeypatch.setattr(project, "SPLIT_MIN_FUNCTIONS", 1)
+    monkeypatch.setattr(project, "Forked", Failed)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        cfg = parse_config({}, source=None, root=tmp_path)
+        cfg.respect_gitignore = False
+        result = run_check(["."], cfg, {"EL301"}, jobs=2, use_cache=False)
+    finally:
+        os.chdir(old)
+    assert sorted((f.path, f.line) for f in result.findings) == [("p0/loop.py", 9),
+                                                                 ("p1/loop.py", 9)]

@@ -357,7 +357,8 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
 
     final = [r for r in results if r is not None]
     run = _finish(final, config, metas, enabled, cached,
-                  cache=cache if cache is not None and cache.enabled else None)
+                  cache=cache if cache is not None and cache.enabled else None,
+                  workers=jobs if jobs and jobs > 0 else (os.cpu_count() or 1))
     run.warnings = warnings + run.warnings
     return run
 
@@ -382,6 +383,7 @@ def _finish(
     enabled: set[str],
     cached: int,
     cache: Store | None = None,
+    workers: int = 1,
 ) -> RunResult:
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
@@ -390,6 +392,7 @@ def _finish(
     )
     ctx = Context(config, metas, enabled)
     ctx.cache = cache
+    ctx.workers = workers
     by_path: dict[str, list[Finding]] = {r.task.path: list(r.findings) for r in results}
     try:
         with time_limit(config.project_time_budget):

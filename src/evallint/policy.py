@@ -22,7 +22,6 @@ from evallint.config import Config, ConfigError, load_config
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Severity
 from evallint.frontend import ParseError
-from evallint.frontends.marks import load_yaml
 from evallint.models import normalize
 from evallint.rulemeta import RuleMeta, load_rules
 from evallint.source import DEFAULT_MAX_BYTES, read_bounded
@@ -52,6 +51,8 @@ class PolicyRule:
 def load_policy_file(path: Path, where: str) -> list[PolicyRule]:
     """Read and validate one pack; errors name the file and, where known, the line."""
     try:
+        from evallint.frontends.marks import load_yaml  # yaml only when a pack is named
+
         data = load_yaml(read_bounded(path, DEFAULT_MAX_BYTES).decode("utf-8")).data
     except OSError as exc:
         raise ConfigError(f"{where}: policy pack {path}: {exc.strerror or exc}") from None

@@ -147,6 +147,8 @@ class Context:
         self.enabled = enabled
         # Set by the engine when results are cached: project checks may cache there too.
         self.cache: Store | None = None
+        # Processes the project checks may use (the run's ``--jobs``; 1: stay in this one).
+        self.workers = 1
 
     def is_enabled(self, code: str) -> bool:
         return code in self.enabled

@@ -10,11 +10,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from evallint.findings import Severity
 
@@ -70,9 +67,9 @@ def _indent(text: str) -> str:
 
 def rules_dir() -> Path:
     """Where the shipped rule YAML lives: inside the wheel, or ``rules/`` of a checkout."""
-    packaged = resources.files("evallint").joinpath("_rules")
+    packaged = Path(__file__).resolve().parent / "_rules"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[2] / "rules"
     if checkout.is_dir():
         return checkout
@@ -108,8 +105,8 @@ def parse_rule(data: Any, source: str) -> RuleMeta:
 
 # The shipped rule files are ours: libyaml's safe loader reads them ten times faster than the
 # pure-Python one. Even so, building the documents is a third of a one-file run's start-up, so
-# the documents also ship precompiled as JSON (:data:`COMPILED`), used while its digest matches.
-_RULE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# the documents also ship precompiled as JSON (:data:`COMPILED`), used while its digest matches
+# (and then ``yaml`` is not even imported).
 
 COMPILED = "rules.compiled.json"  # beside the rule files; ``python -m evallint.rulemeta``
 
@@ -126,10 +123,13 @@ def _digest(sources: list[tuple[str, bytes]]) -> str:
 
 
 def _documents(sources: list[tuple[str, bytes]]) -> dict[str, Any]:
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     docs: dict[str, Any] = {}
     for name, data in sources:
         try:
-            docs[name] = yaml.load(data.decode("utf-8"), Loader=_RULE_LOADER)
+            docs[name] = yaml.load(data.decode("utf-8"), Loader=loader)
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             raise RuleDataError(f"{name}: invalid YAML: {exc}") from None
     return docs

@@ -201,3 +201,61 @@ def time_limit(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+class Forked(Generic[R]):
+    """``fn()`` computed in a forked child while the parent goes on (the child inherits the
+    parent's objects: nothing is sent but the result). :meth:`result` is None when the child
+    died, could not send its result, or no child could start: the caller computes it then."""
+
+    def __init__(self, fn: Callable[[], R]) -> None:
+        self.process: Any = None
+        self.conn: Connection | None = None
+        if "fork" not in multiprocessing.get_all_start_methods():
+            return
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe(duplex=False)
+        try:
+            self.process = ctx.Process(target=_send_result, args=(child, fn), daemon=True)
+            self.process.start()
+        except OSError:
+            self.process = None
+            parent.close()
+            return
+        finally:
+            child.close()
+        self.conn = parent
+
+    def result(self) -> R | None:
+        if self.conn is None:
+            return None
+        try:
+            ok, value = self.conn.recv()  # EOFError when the child died first
+            return value if ok else None
+        except (EOFError, OSError):
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the child (a budget ran out in the parent) and release it."""
+        if self.process is not None:
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join(timeout=5)
+            self.process = None
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def _send_result(conn: Connection, fn: Callable[[], Any]) -> None:
+    faulthandler.disable()
+    try:
+        value = fn()
+        conn.send((True, value))
+    except BaseException:  # the parent computes it itself
+        with suppress(Exception):
+            conn.send((False, None))
+    finally:
+        conn.close()

@@ -204,17 +204,20 @@ class Analysis:
     def __init__(self, facts: list[PythonFacts], config: Config,
                  extract: Iterable[str] = DEFAULT_EXTRACT,
                  load: Callable[[PythonFacts], PythonFacts | None] | None = None,
-                 part: Part | None = None) -> None:
+                 part: Part | None = None,
+                 tables: tuple[Tables, set[str]] | None = None) -> None:
         """``part``: solve only these modules (and what loading its files adds), reading the
-        rest of ``facts`` for names; by default the whole project is one part."""
+        rest of ``facts`` for names; by default the whole project is one part. ``tables``: the
+        tables of ``facts`` and their relevant modules, when already built (one per run)."""
         self.config = config
         self.extract = tuple(extract) + tuple(config.extract_functions)
         self._extractor: dict[str, bool] = {}
         self.summaries: dict[tuple[str, str], Summary] = {}
         # module-level names passed as a generator's system prompt / history, per file
         self.genctx: dict[str, dict[str, L]] = {}
-        self.tables = Tables(facts)
-        relevant = relevant_modules(self.tables)
+        self.tables, relevant = tables or (Tables(facts), set())
+        if tables is None:
+            relevant = relevant_modules(self.tables)
         # the relevant modules of the other parts: never solved here
         self.exclude = relevant - part.paths if part is not None else set()
         self.relevant = relevant - self.exclude

@@ -158,13 +158,15 @@ def _as_analyzed(f: PythonFacts) -> PythonFacts:
     return PythonFacts(path=f.path, kind=f.kind, module=f.module, analyzed=True)
 
 
-_MEMO: dict[tuple[int, bool, str, str], list[str]] = {}
+_MEMO: dict[tuple[int, bool, str, str], list[str]] = {}  # (tables, owner too, name, folder)
 
 
 def _helper_targets(tables: Tables, name: str, near: str) -> list[str]:
     """The modules through which importing ``name`` can make a file load (as
     ``Analysis._load_importers`` decides): the one defining it as a function, or the module it
     names."""
+    if name.partition(".")[0] not in tables.components:
+        return []  # no module of the project has a name that could start it (``os.path``)
     key = (id(tables), False, name, near.rpartition("/")[0])  # only the folder decides
     hit = _MEMO.get(key)
     if hit is not None:
@@ -182,6 +184,8 @@ def _helper_targets(tables: Tables, name: str, near: str) -> list[str]:
 def _targets(tables: Tables, name: str, near: str) -> list[str]:
     """The modules an imported name may resolve to: as :func:`_helper_targets`, or its
     owner (the module holding ``pkg.mod.Name``)."""
+    if name.partition(".")[0] not in tables.components:
+        return []
     key = (id(tables), True, name, near.rpartition("/")[0])
     hit = _MEMO.get(key)
     if hit is not None:

@@ -7,11 +7,12 @@ from pathlib import Path, PurePosixPath
 from evallint.facts import Pos
 from evallint.findings import Related
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.parts import names_digest, plan, relevant_modules
+from evallint.pyflow.parts import Part, names_digest, plan, relevant_modules
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
 from evallint.registry import Context, Project
+from evallint.workers import Forked
 
 _LAST: tuple[Project, Result] | None = None
 
@@ -45,28 +46,69 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         if isinstance(cached, Result):
             return cached
     tables = Tables(facts)
-    parts = plan(facts, tables, relevant_modules(tables))
-    results: list[Result] = []
-    for part in parts:
-        key = ""
+    relevant = relevant_modules(tables)
+    parts = plan(facts, tables, relevant)
+    results: dict[int, Result] = {}
+    keys: dict[int, str] = {}
+    for i, part in enumerate(parts):
         if cache is not None:
-            key = cache.entry_key(repr(extract), names, *(
+            keys[i] = cache.entry_key(repr(extract), names, *(
                 f"{path}\0{digests.get(path, '')}" for path in sorted(part.inputs)))
-            cached = cache.get("pyflow", key)
+            cached = cache.get("pyflow", keys[i])
             if isinstance(cached, Result):
-                results.append(cached)
-                continue
+                results[i] = cached
+    todo = [i for i in range(len(parts)) if i not in results]
+    if todo:
         from evallint.pyflow.analysis import Analysis  # only when a part must be solved
 
-        solved = Analysis(facts, project.config, extract, load=_load, part=part).run()
+        def solve(which: list[int]) -> list[Result]:
+            return [Analysis(facts, project.config, extract, load=_load, part=parts[i],
+                             tables=(tables, relevant)).run() for i in which]
+
+        mine, theirs = _split(todo, parts, facts) if ctx.workers > 1 else (todo, [])
+        child = Forked(lambda: solve(theirs)) if theirs else None
+        try:
+            for i, res in zip(mine, solve(mine), strict=True):
+                results[i] = res
+            found = child.result() if child is not None else None
+        finally:
+            if child is not None:
+                child.close()
+        if theirs:  # the child's results, or solved here when the child failed
+            for i, res in zip(theirs, found if found is not None else solve(theirs),
+                              strict=True):
+                results[i] = res
         if cache is not None:
-            cache.put("pyflow", key, solved)
-        results.append(solved)
-    merged = merge(results, {f.path: i for i, f in enumerate(facts)})
+            for i in todo:
+                cache.put("pyflow", keys[i], results[i])
+    merged = merge([results[i] for i in range(len(parts))],
+                   {f.path: i for i, f in enumerate(facts)})
     if cache is not None:
         cache.put("pyflow", whole, merged)
         cache.flush()
     return merged
+
+
+# Below this many functions to solve in the smaller half, a second process costs more than
+# it saves (forking and sending the results back take a few milliseconds).
+SPLIT_MIN_FUNCTIONS = 150
+
+
+def _split(todo: list[int], parts: list[Part], facts: list[PythonFacts]
+           ) -> tuple[list[int], list[int]]:
+    """The parts to solve here and those for a second process: two halves of about equal
+    work (counted in functions), or all here when the smaller half would be small."""
+    size = {f.path: len(f.function_names) + 1 for f in facts}
+    weight = {i: sum(size.get(p, 1) for p in parts[i].paths) for i in todo}
+    halves: tuple[list[int], list[int]] = ([], [])
+    loads = [0, 0]
+    for i in sorted(todo, key=lambda i: -weight[i]):
+        side = 0 if loads[0] <= loads[1] else 1
+        halves[side].append(i)
+        loads[side] += weight[i]
+    if min(loads) < SPLIT_MIN_FUNCTIONS:
+        return todo, []
+    return sorted(halves[0]), sorted(halves[1])
 
 
 def merge(results: list[Result], order: dict[str, int]) -> Result:

@@ -141,10 +141,20 @@ class Tables:
         self._owners: dict[str, list[Module]] = {}  # the modules of the longest prefix
         self._function_names: dict[tuple[str, str], tuple[Module, str] | None] = {}
         self._plain_functions: dict[str, tuple[Module, str] | object | None] = {}
+        self._components: frozenset[str] | None = None
         for mod in self.modules:
             parts = mod.name.split(".")
             for depth in range(len(parts)):
                 self.by_name.setdefault(".".join(parts[depth:]), []).append(mod)
+
+    @property
+    def components(self) -> frozenset[str]:
+        """Every component of every module name: a dotted name whose first component is not
+        among them resolves to no module (its every prefix misses ``by_name``)."""
+        if self._components is None:
+            self._components = frozenset(part for m in self.modules
+                                         for part in m.name.split("."))
+        return self._components
 
     def module(self, name: str, near: str = "") -> Module | None:
         found = self.by_name.get(name)
