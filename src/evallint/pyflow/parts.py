@@ -54,6 +54,9 @@ def relevant_modules(tables: Tables) -> set[str]:
 
 
 class _Union:
+    """Union-find over module paths: a part is a group joined by any link, whatever the
+    order the links are found in."""
+
     def __init__(self) -> None:
         self.up: dict[str, str] = {}
 
