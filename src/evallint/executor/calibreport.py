@@ -41,23 +41,28 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def threshold_cell(metric: str, cal: Calibration) -> str:
+def _bound(metric: str, cal: Calibration) -> tuple[float, str] | None:
+    """The calibration's bound on ``metric`` and its direction, when it sets one."""
     if metric not in _BOUND:
-        return ""
+        return None
     attr, direction = _BOUND[metric]
     bound = getattr(cal, attr)
-    if bound is None:
+    return None if bound is None else (bound, direction)
+
+
+def threshold_cell(metric: str, cal: Calibration) -> str:
+    found = _bound(metric, cal)
+    if found is None:
         return ""
+    bound, direction = found
     return (">= " if direction == "min" else "<= ") + f"{bound:g}"
 
 
 def verdict_cell(metric: str, value: Any, cal: Calibration) -> str:
-    if metric not in _BOUND:
+    found = _bound(metric, cal)
+    if found is None:
         return ""
-    attr, direction = _BOUND[metric]
-    bound = getattr(cal, attr)
-    if bound is None:
-        return ""
+    bound, direction = found
     if value is None:
         return "MISSED" if metric in ("auc", "kappa", "balanced_accuracy") else "not measured"
     ok = value >= bound if direction == "min" else value <= bound

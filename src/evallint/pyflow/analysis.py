@@ -215,9 +215,11 @@ class Analysis:
         self.summaries: dict[tuple[str, str], Summary] = {}
         # module-level names passed as a generator's system prompt / history, per file
         self.genctx: dict[str, dict[str, L]] = {}
-        self.tables, relevant = tables or (Tables(facts), set())
         if tables is None:
+            self.tables = Tables(facts)
             relevant = relevant_modules(self.tables)
+        else:
+            self.tables, relevant = tables
         # the relevant modules of the other parts: never solved here
         self.exclude = relevant - part.paths if part is not None else set()
         self.relevant = relevant - self.exclude

@@ -119,6 +119,10 @@ def object_kind(qualified: str) -> tuple[str, str] | None:
     return None
 
 
+# The frameworks :func:`is_configure` names: one file's call sets the model of all the others.
+AMBIENT_FRAMEWORKS = ("dspy", "textgrad", "pydantic_evals")
+
+
 def is_configure(qualified: str) -> str | None:
     """The call that sets a framework's ambient model: ``dspy.configure(lm=...)``,
     ``pydantic_evals...set_default_judge_model(...)``, ``textgrad.set_backward_engine(...)``."""

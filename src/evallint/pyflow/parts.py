@@ -14,12 +14,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from evallint.pyflow.frameworks import AMBIENT_FRAMEWORKS
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.summaries import Tables
-
-# Frameworks whose model can be set for the whole project from any file (see
-# ``frameworks.is_configure``): their users form one part.
-AMBIENT_FRAMEWORKS = ("dspy", "textgrad", "pydantic_evals")
 
 
 @dataclass
@@ -77,13 +74,6 @@ class _Union:
 
 def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[Part]:
     """The parts of the project, in the order of their first module in ``facts``."""
-    try:
-        return _plan(facts, tables, relevant)
-    finally:
-        _MEMO.clear()  # keyed by the tables' identity: valid for one plan only
-
-
-def _plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[Part]:
     union = _Union()
     by_path = {f.path: f for f in facts}
     for m in tables.modules:
@@ -102,16 +92,14 @@ def _plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[
     # An unanalysed file is loaded when it imports an LLM helper of a part (a function, or a
     # module defining one), or a file loaded before it; once loaded, it reads every module it
     # imports. The parts it may be loaded by, and those it then reads, become one.
+    analysed = _Resolver(tables)
     skipped = [f for f in facts if not f.analyzed and f.imported]
-    skipped_names = Tables([_as_analyzed(f) for f in skipped])
-    loads: dict[str, set[str]] = {}  # file -> the relevant modules whose helpers load it
-    after: dict[str, list[str]] = {}  # file -> the unanalysed files it imports
-    for f in skipped:
-        loads[f.path] = {m for name in f.imported for m in _helper_targets(tables, name, f.path)
-                         if m in relevant}
-        after[f.path] = [o for name in f.imported
-                         for o in _targets(skipped_names, name, f.path) if o != f.path]
-    reach = {path: set(hits) for path, hits in loads.items()}
+    unanalysed = _Resolver(Tables([_as_analyzed(f) for f in skipped]))
+    # file -> the relevant modules whose helpers load it (directly, then through other files)
+    reach = {f.path: {m for name in f.imported for m in analysed.helpers(name, f.path)
+                      if m in relevant} for f in skipped}
+    after = {f.path: [o for name in f.imported for o in unanalysed.targets(name, f.path)
+                      if o != f.path] for f in skipped}  # file -> the unanalysed files it imports
     changed = True
     while changed:  # over the small graph of unanalysed files only
         changed = False
@@ -122,37 +110,35 @@ def _plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[
                     changed = True
     for f in skipped:
         if reach[f.path]:
-            # what it reads once loaded
-            touched = reach[f.path] | {m for name in f.imported
-                                       for m in _targets(tables, name, f.path) if m in relevant}
+            reads = {m for name in f.imported for m in analysed.targets(name, f.path)
+                     if m in relevant}  # once loaded
             first = next(iter(reach[f.path]))
-            for mod in touched:
+            for mod in reach[f.path] | reads:
                 union.join(first, mod)
 
     parts: dict[str, Part] = {}
     for f in facts:
         if f.path in relevant:
             parts.setdefault(union.find(f.path), Part()).paths.add(f.path)
-    for f in skipped:
-        if reach[f.path]:
-            part = parts[union.find(next(iter(reach[f.path])))]
-            part.skipped.append(f)
-    # An analysed module outside every part that imports a file a part may load joins that
-    # part's inputs (it becomes relevant when the file is loaded).
     loaded_by = {f.path: union.find(next(iter(reach[f.path]))) for f in skipped
                  if reach[f.path]}
+    for f in skipped:
+        if f.path in loaded_by:
+            parts[loaded_by[f.path]].skipped.append(f)
+    # An analysed module outside every part that imports a file a part may load joins that
+    # part's inputs (it becomes relevant when the file is loaded).
     extra: dict[str, set[str]] = {}
     for m in tables.modules:
         if m.path in relevant:
             continue
         for v in m.facts.imports.values():
-            for other in _targets(skipped_names, v, m.path):
+            for other in unanalysed.targets(v, m.path):
                 if other in loaded_by:
                     extra.setdefault(loaded_by[other], set()).add(m.path)
     edges: dict[str, list[str]] = {}
     for root, part in parts.items():
         start = set(part.paths) | {f.path for f in part.skipped} | extra.get(root, set())
-        part.inputs = _closure(start, tables, by_path, edges)
+        part.inputs = _closure(start, analysed, by_path, edges)
     return list(parts.values())
 
 
@@ -161,46 +147,49 @@ def _as_analyzed(f: PythonFacts) -> PythonFacts:
     return PythonFacts(path=f.path, kind=f.kind, module=f.module, analyzed=True)
 
 
-_MEMO: dict[tuple[int, bool, str, str], list[str]] = {}  # (tables, owner too, name, folder)
+class _Resolver:
+    """Where imported names lead in one table, remembered per name and importing folder (only
+    the folder of the importing file decides, see ``Tables.module``): a plan asks the same
+    names for file after file."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self._memo: dict[tuple[bool, str, str], list[str]] = {}
+
+    def helpers(self, name: str, near: str) -> list[str]:
+        """The modules through which importing ``name`` can make a file load (as
+        ``Analysis._load_importers`` decides): the one defining it as a function, or the
+        module it names."""
+        return self._lookup(False, name, near)
+
+    def targets(self, name: str, near: str) -> list[str]:
+        """The modules an imported name may resolve to: as :meth:`helpers`, or its owner
+        (the module holding ``pkg.mod.Name``)."""
+        return self._lookup(True, name, near)
+
+    def _lookup(self, owner_too: bool, name: str, near: str) -> list[str]:
+        tables = self.tables
+        if name.partition(".")[0] not in tables.components:
+            return []  # no module of the project has a name that could start it (``os.path``)
+        key = (owner_too, name, near.rpartition("/")[0])
+        out = self._memo.get(key)
+        if out is not None:
+            return out
+        out = self._memo[key] = []
+        found = tables.function_name(name, near)
+        if found is not None:
+            out.append(found[0].path)
+        mod = tables.module(name, near)
+        if mod is not None:
+            out.append(mod.path)
+        if owner_too:
+            owner = tables.owner(name, near)
+            if owner is not None:
+                out.append(owner.path)
+        return out
 
 
-def _helper_targets(tables: Tables, name: str, near: str) -> list[str]:
-    """The modules through which importing ``name`` can make a file load (as
-    ``Analysis._load_importers`` decides): the one defining it as a function, or the module it
-    names."""
-    if name.partition(".")[0] not in tables.components:
-        return []  # no module of the project has a name that could start it (``os.path``)
-    key = (id(tables), False, name, near.rpartition("/")[0])  # only the folder decides
-    hit = _MEMO.get(key)
-    if hit is not None:
-        return hit
-    out = _MEMO[key] = []
-    found = tables.function_name(name, near)
-    if found is not None:
-        out.append(found[0].path)
-    mod = tables.module(name, near)
-    if mod is not None:
-        out.append(mod.path)
-    return out
-
-
-def _targets(tables: Tables, name: str, near: str) -> list[str]:
-    """The modules an imported name may resolve to: as :func:`_helper_targets`, or its
-    owner (the module holding ``pkg.mod.Name``)."""
-    if name.partition(".")[0] not in tables.components:
-        return []
-    key = (id(tables), True, name, near.rpartition("/")[0])
-    hit = _MEMO.get(key)
-    if hit is not None:
-        return hit
-    out = _MEMO[key] = list(_helper_targets(tables, name, near))
-    owner = tables.owner(name, near)
-    if owner is not None:
-        out.append(owner.path)
-    return out
-
-
-def _closure(start: set[str], tables: Tables, by_path: dict[str, PythonFacts],
+def _closure(start: set[str], resolver: _Resolver, by_path: dict[str, PythonFacts],
              edges: dict[str, list[str]]) -> set[str]:
     """``start`` and every analysed module reached from it through imports (``edges``: each
     file's import targets, filled as found and shared between parts)."""
@@ -212,7 +201,7 @@ def _closure(start: set[str], tables: Tables, by_path: dict[str, PythonFacts],
         if out is None:
             f = by_path.get(path)
             names = () if f is None else f.imports.values() if f.analyzed else f.imported
-            out = edges[path] = [m for v in names for m in _targets(tables, v, path)]
+            out = edges[path] = [m for v in names for m in resolver.targets(v, path)]
         for mod in out:
             if mod not in seen:
                 seen.add(mod)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from evallint.facts import Pos
@@ -38,10 +39,16 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
     cache = ctx.cache
     digests = {f.path: f.digest for f in facts}
     names = names_digest(facts) if cache is not None else ""
+
+    def key(label: str, paths: Iterable[str]) -> str:
+        """The cache key of a result read from ``paths`` (their contents)."""
+        assert cache is not None
+        return cache.entry_key(label, repr(extract), names, *(
+            f"{path}\0{digests.get(path, '')}" for path in sorted(paths)))
+
     whole = ""
     if cache is not None:  # nothing changed: no planning either
-        whole = cache.entry_key("whole", repr(extract), names, *(
-            f"{path}\0{digest}" for path, digest in sorted(digests.items()) if digest))
+        whole = key("whole", (path for path, digest in digests.items() if digest))
         cached = cache.get("pyflow", whole)
         if isinstance(cached, Result):
             return cached
@@ -52,8 +59,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
     keys: dict[int, str] = {}
     for i, part in enumerate(parts):
         if cache is not None:
-            keys[i] = cache.entry_key(repr(extract), names, *(
-                f"{path}\0{digests.get(path, '')}" for path in sorted(part.inputs)))
+            keys[i] = key("part", part.inputs)
             cached = cache.get("pyflow", keys[i])
             if isinstance(cached, Result):
                 results[i] = cached

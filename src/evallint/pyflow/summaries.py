@@ -124,6 +124,7 @@ class Module:
 
 
 _AMBIGUOUS = object()
+_MISSING = object()
 
 
 class Tables:
@@ -184,8 +185,8 @@ class Tables:
     def function_name(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and the
         function's name in it, without decoding any module's code tree."""
-        plain = self._plain_functions.get(qualified, _AMBIGUOUS)
-        if plain is _AMBIGUOUS and qualified not in self._plain_functions:
+        plain = self._plain_functions.get(qualified, _MISSING)
+        if plain is _MISSING:
             plain = self._plain_functions[qualified] = self._function_name_anywhere(qualified)
         if plain is not _AMBIGUOUS:
             return plain  # type: ignore[return-value]
