@@ -73,3 +73,48 @@ def test_no_import_cycles() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# Reading a file: each of these calls opens, reads or tests the file system.
+_FS_CALLS = frozenset({"read_bounded", "read_source", "open", "read_text", "read_bytes",
+                       "exists", "isfile", "is_file", "isdir", "is_dir", "listdir", "scandir",
+                       "glob", "rglob", "stat"})
+# Where a front-end or a check may touch the file system itself: the recorder, and the one
+# reader of named files, which records each read and each place it looked (see reads.py).
+_FS_ALLOWED = {"frontends/config_refs.py": {"read_bounded", "isfile", "exists"}}
+
+
+def _fs_calls(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            owner = getattr(func.value, "id", "") if isinstance(func, ast.Attribute) else ""
+            if (name in _FS_CALLS and owner != "reads") or (name == "walk" and owner == "os"):
+                found.add(name)
+    return found
+
+
+def test_checks_and_front_ends_read_other_files_only_through_the_recorder() -> None:
+    """Cached results stay right only if every file they rest on is recorded
+    (:mod:`evallint.reads`): a check or a front-end that opened a file itself would make a
+    warm run keep findings about a file that has since changed."""
+    pkg = SRC / "evallint"
+    files = [*sorted((pkg / "checks").glob("*.py")), *sorted((pkg / "frontends").glob("*.py")),
+             pkg / "lockfile.py"]
+    offenders = {}
+    for path in files:
+        rel = path.relative_to(pkg).as_posix()
+        extra = _fs_calls(path) - _FS_ALLOWED.get(rel, set())
+        if extra:
+            offenders[rel] = sorted(extra)
+    # lockfile.py writes and reads the lock file for `evallint lock`, outside any check run
+    assert offenders == {"lockfile.py": ["is_file", "read_text"]}
+
+
+def test_the_recorder_rule_sees_a_direct_read(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text("import os\nfrom evallint import reads\n"
+                      "def f(p):\n    reads.exists(p)\n    return os.path.exists(p)\n")
+    assert _fs_calls(sample) == {"exists"}

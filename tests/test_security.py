@@ -54,6 +54,14 @@ def entries(root: Path) -> list[Path]:
             and (len(p.name) == 64 or (p.name.startswith("pack-") and p.suffix == ".bin"))]
 
 
+def drop_whole_runs(root: Path) -> None:
+    """Remove the cached whole run, so that the next run reads the per-file entries."""
+    import shutil
+
+    for folder in (root / ".evallint_cache").rglob("runs"):
+        shutil.rmtree(folder)
+
+
 def pack_records(pack: Path) -> dict[str, tuple[bytes, bytes]]:
     """key -> (mac, payload) of every record in a pack file."""
     index: dict[str, tuple[bytes, int, int, int]] = {}
@@ -101,15 +109,17 @@ def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
         if entry.name.startswith("pack-"):
             store = Store(entry.parents[1], key, "")
             for k, (_mac, payload) in pack_records(entry).items():
-                facts, _findings, sups = datacodec.decode(payload)
+                facts, _findings, sups, deps = datacodec.decode(payload)
                 # the attacker drops the finding and signs the entry with their own key
-                store.put_encoded("files", k, datacodec.encode((facts, [], sups)))
+                store.put_encoded("files", k, datacodec.encode((facts, [], sups, deps)))
                 forged += 1
             entry.unlink()
             store.flush()
             continue
         namespace = entry.parent.parent.name
         value = datacodec.decode(entry.read_bytes()[len(MAGIC) + 65:])
+        if namespace == "runs":  # the whole run's findings, with the same dependencies
+            value = ([], value[1])
         Store(entry.parents[2], key, "").put(namespace, entry.name, value)
     assert forged == 1
     # With the attacker's own key the forgery would pass: that is what a key outside the
@@ -122,17 +132,32 @@ def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
 
 def test_an_entry_edited_without_the_key_is_a_miss(dirty: Path) -> None:
     check(dirty)
+    drop_whole_runs(dirty)
     (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
     ((k, (mac, payload)),) = pack_records(pack).items()
-    facts, _findings, sups = datacodec.decode(payload)
-    write_pack(pack, {k: (mac, datacodec.encode((facts, [], sups)))})
+    facts, _findings, sups, deps = datacodec.decode(payload)
+    write_pack(pack, {k: (mac, datacodec.encode((facts, [], sups, deps)))})
     code, out, err = check(dirty)
     assert code == 1 and "EL102" in out and "from cache" not in err
+
+
+def test_a_whole_run_edited_without_the_key_is_a_miss(dirty: Path) -> None:
+    """The cached whole run answers a warm run; emptied of its finding and not re-signed, it
+    is a miss, and the per-file entries give the finding back."""
+    check(dirty)
+    (run,) = [e for e in entries(dirty) if e.parent.parent.name == "runs"]
+    head = len(MAGIC) + 65
+    blob = run.read_bytes()
+    _findings, deps = datacodec.decode(blob[head:])
+    run.write_bytes(blob[:head] + datacodec.encode(([], deps)))
+    code, out, err = check(dirty)
+    assert code == 1 and "EL102" in out and "(1 from cache)" in err
 
 
 @pytest.mark.parametrize("damage", ["truncated", "bad key", "huge length", "not a pack"])
 def test_a_damaged_pack_is_a_miss_and_never_a_crash(dirty: Path, damage: str) -> None:
     check(dirty)
+    drop_whole_runs(dirty)
     (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
     blob = pack.read_bytes()
     head = len(PACK_MAGIC)

@@ -263,6 +263,19 @@ def _project_root(folder: str) -> str | None:
     return None if parent == folder else _project_root(parent)
 
 
+def root_markers(path: str) -> list[str]:
+    """Every marker path :func:`project_root_of` looks at for ``path`` (a cached result that
+    depended on the root stays valid only while these stay as they were)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    found: list[str] = []
+    while True:
+        found.extend(os.path.join(folder, m) for m in _ROOT_MARKERS)
+        parent = os.path.dirname(folder)
+        if _project_root(folder) == folder or parent == folder:
+            return found
+        folder = parent
+
+
 def project_root_of(path: str) -> str | None:
     """The project root of a file: the nearest folder above it with a project marker."""
     return _project_root(os.path.dirname(os.path.abspath(path)))

@@ -18,7 +18,7 @@ from evallint.baseline import BaselineError
 from evallint.config import ConfigError
 from evallint.discovery import DiscoveryError
 from evallint.findings import Severity
-from evallint.registry import RuleDataError, SelectionError, load_checks, load_rules
+from evallint.registry import RuleDataError, SelectionError, load_rules
 from evallint.report import FORMATS
 from evallint.report.text import colorize
 
@@ -154,7 +154,6 @@ def check(
     from evallint.engine import enabled_codes, run_check
     from evallint.policy import all_metas, load_config_with_policies
 
-    load_checks()
     cfg = load_config_with_policies(Path.cwd(),
                                     Path(config_path) if config_path else None)
     if time_budget is not None:
@@ -184,7 +183,7 @@ def check(
         targets = [stdin_filename]
     else:
         result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache,
-                           cache_dir=cache_dir)
+                           cache_dir=cache_dir, whole=True)
     if not result.files:
         fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
              "prompt files, prompt collections, Python, notebooks, agent definitions, judge and "

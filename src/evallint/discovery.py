@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evallint import globs
-from evallint.classify import MAX_COLLECTION_BYTES, classify
+from evallint.classify import MAX_COLLECTION_BYTES, classify, project_relative
 from evallint.config import DEFAULT_EXCLUDE, Config
+from evallint.fileindex import UNKNOWN, FileIndex
 
 # Only these endings can ever be a kind evallint reads; everything else is skipped unread.
 CANDIDATE_SUFFIXES = frozenset(
@@ -70,24 +71,28 @@ def _walk(folder: Path, exclude: set[str]) -> list[str]:
 _GLOB_CHARS = frozenset("*?[/")
 
 
-def _escapes(abspath: str, roots: tuple[str, ...]) -> bool:
+def _escapes(abspath: str, roots: tuple[str, ...], link: bool | None = None) -> bool:
     """True for a symlink whose target lies outside every allowed root: the checked tree is
     untrusted, and a link to ``~/.ssh/id_rsa`` named ``prompt.txt`` must not be read (its text
-    would show in findings). Only links pay for ``realpath``."""
-    if not os.path.islink(abspath):
+    would show in findings). Only links pay for ``realpath``; ``link`` says whether it is one
+    when the caller knows."""
+    if not (os.path.islink(abspath) if link is None else link):
         return False
     real = os.path.realpath(abspath)
     return not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
-def discover(paths: list[str], config: Config,
-             skipped: list[str] | None = None) -> list[FileTask]:
+def discover(paths: list[str], config: Config, skipped: list[str] | None = None,
+             index: FileIndex | None = None) -> list[FileTask]:
     """Every file under ``paths`` that evallint has a front-end for, in a stable order.
 
     Paths are joined as strings: on large trees ``Path.resolve``/``relpath`` per file cost
     more than everything else discovery does. Symlinks to files outside the project root
-    (or the folder argument being walked) are left out and named in ``skipped``.
+    (or the folder argument being walked) are left out and named in ``skipped``. With an
+    ``index`` (a cached run), a file whose status is unchanged keeps the kind its head gave
+    last time, unread.
     """
+    index = index or FileIndex()
     note = skipped.append if skipped is not None else (lambda _msg: None)
     real_root = os.path.realpath(config.root)
     exclude = list(config.exclude or DEFAULT_EXCLUDE) + list(config.extend_exclude)
@@ -130,12 +135,13 @@ def discover(paths: list[str], config: Config,
             if config.include and not globs.match_any(rel_root, config.include):
                 continue
             abspath = os.path.join(base_abs, name)
-            if not os.path.isfile(abspath):
+            st = index.stat(abspath)
+            if st is None:
                 continue
-            if _escapes(abspath, roots):
+            if _escapes(abspath, roots, index.is_link(abspath)):
                 note(f"{display}: not read: a symlink to a file outside the project")
                 continue
-            kind = _kind_of(Path(abspath), rel_root, templates)
+            kind = _indexed_kind(index, abspath, st, rel_root, templates)
             if kind:
                 tasks.setdefault(abspath, FileTask(display, abspath, kind))
     return sorted(tasks.values(), key=lambda t: t.path)
@@ -154,21 +160,49 @@ def classify_path(p: Path, config: Config) -> str | None:
 
 
 def _kind(p: Path, config: Config, templates: tuple[str, ...]) -> str | None:
-    return _kind_of(p, config.root_relative(_display(p)), templates)
+    return _kind_of(str(p), config.root_relative(_display(p)), templates)
 
 
-def _kind_of(p: Path, rel: str, templates: tuple[str, ...]) -> str | None:
+def _indexed_kind(index: FileIndex, abspath: str, st: os.stat_result, rel: str,
+                  templates: tuple[str, ...]) -> str | None:
+    """The kind of a file, from the index when its head would have to be read for it."""
+    suffix = _suffix(abspath)
+    if suffix not in _SNIFFED:
+        return _kind_of(abspath, rel, templates)
+    # An agent definition is told by its path in its own project, which a new marker file
+    # (pyproject.toml) changes without touching the file.
+    context = (project_relative(abspath) or "") if suffix in (".md", ".markdown") else ""
+    known = index.kind(abspath, st, context)
+    if known != UNKNOWN:
+        return known or None
+    kind = _kind_of(abspath, rel, templates)
+    index.note_kind(abspath, st, kind, context)
+    return kind
+
+
+_SNIFFED = frozenset({".yaml", ".yml", ".md", ".markdown", ".json", ".jsonl"})
+
+
+def _suffix(path: str) -> str:
+    """``Path(path).suffix.lower()`` without building a Path (discovery does this per file)."""
+    name = posixpath.basename(path.replace(os.sep, "/"))
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
+
+
+def _kind_of(path: str, rel: str, templates: tuple[str, ...]) -> str | None:
     head: str | None = None
-    suffix = p.suffix.lower()
+    suffix = _suffix(path)
     if suffix in (".yaml", ".yml", ".md", ".markdown"):
         try:
-            with p.open("rb") as fh:
+            with open(path, "rb") as fh:
                 head = fh.read(_SNIFF).decode("utf-8", "replace")
         except OSError:
             head = None
-    elif suffix in (".json", ".jsonl") and not p.name.startswith(("settings", "package")):
-        head = _json_head(p)
-    kind = classify(rel, head, templates=templates, abspath=str(p))
+    elif suffix in (".json", ".jsonl") and not os.path.basename(path).startswith(
+            ("settings", "package")):
+        head = _json_head(Path(path))
+    kind = classify(rel, head, templates=templates, abspath=path)
     return kind.value if kind else None
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import evallint
-from evallint import datacodec, globs, policy, suppress
+from evallint import datacodec, fileindex, globs, policy, reads, suppress
 from evallint.cache import (
     ENV_CACHE_DIR,
     CacheUnavailable,
@@ -29,6 +29,7 @@ from evallint.cache import (
 from evallint.config import Config
 from evallint.discovery import FileTask, discover
 from evallint.facts import FileFacts, Pos
+from evallint.fileindex import FileIndex
 from evallint.findings import Finding, Severity
 from evallint.frontend import FRONTENDS, ParseError
 from evallint.kinds import FileKind
@@ -43,7 +44,6 @@ from evallint.registry import (
     selected_codes,
 )
 from evallint.source import SourceError, decode, read_bounded
-from evallint.workers import BudgetExceeded, Failure, supervise, time_limit
 
 UNPARSABLE = "EL901"
 UNUSED_SUPPRESSION = "EL902"
@@ -64,6 +64,7 @@ class FileResult:
     cached: bool = False
     cacheable: bool = True
     payload: bytes | None = None  # the cache entry, encoded by the worker
+    deps: list[reads.Dependency] = field(default_factory=list)  # other files the facts read
 
 
 @dataclass
@@ -126,7 +127,8 @@ class _Analyzer:
         if parse is None:
             return FileResult(task, None, [], [])
         try:
-            facts = parse(source, self.config)
+            with reads.recording() as deps:
+                facts = parse(source, self.config)
         except ParseError as exc:
             result = self._unparsable(task, exc.message, Pos(exc.line, exc.column, exc.cell))
             result.suppressions = suppress.scan(text)
@@ -146,9 +148,8 @@ class _Analyzer:
         if self.config.policy_rules:
             findings.extend(policy.check(facts, self.ctx, self.config.policy_rules))
         sups = facts.suppressions if facts.suppressions is not None else suppress.scan(text)
-        # Facts that read other files (a config's templates) are not keyed by their content.
-        return FileResult(task, facts, findings, sups,
-                          cacheable=not getattr(facts, "external", None))
+        # Facts that read other files (a config's templates) are cached with their digests.
+        return FileResult(task, facts, findings, sups, deps=deps)
 
     def _unparsable(self, task: FileTask, message: str, pos: Pos | None) -> FileResult:
         f = self.ctx.finding(UNPARSABLE, task.path, pos, message)
@@ -174,7 +175,7 @@ def _analyzer_for(config: Config, enabled: set[str],
         if encode and result.cacheable and not result.internal_error:
             try:
                 result.payload = datacodec.encode(
-                    (result.facts, result.findings, result.suppressions))
+                    (result.facts, result.findings, result.suppressions, result.deps))
             except datacodec.CodecError:
                 result.cacheable = False
         return result
@@ -185,7 +186,11 @@ def _analyzer_for(config: Config, enabled: set[str],
 def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
                        workers: int, encode: bool = False) -> list[FileResult]:
     """Analyse ``tasks`` in supervised worker processes (see :mod:`evallint.workers`): a file
-    that kills its worker or runs past the time budget is EL901 for that file alone."""
+    that kills its worker or runs past the time budget is EL901 for that file alone.
+    (multiprocessing is imported here, not at start-up: a run the cache answers needs none.)"""
+    from evallint.workers import Failure, supervise
+
+    load_checks()  # before any fork: the workers inherit the registered checks
     out: list[FileResult | None] = [None] * len(tasks)
     reporter: _Analyzer | None = None
     setup = functools.partial(_analyzer_for, config, enabled, encode)
@@ -289,30 +294,43 @@ def run_check(
     cache_dir: str | None = None,
     tasks: list[FileTask] | None = None,
     buffers: dict[str, str] | None = None,
+    whole: bool = False,
 ) -> RunResult:
     """Lint ``paths`` and return every finding after suppressions.
 
     ``buffers`` maps a task's absolute path to text that replaces the file on disk (an editor's
     unsaved document); such a file is never read from or written to the cache, which keeps
-    serving every other file."""
+    serving every other file. ``whole``: the caller needs only the findings and files, so a
+    cached run over the very same files (and the same other files they read) may answer for
+    the whole run; its result then has no ``project``."""
     with few_collections():
         return _run_check(paths, config, enabled, jobs=jobs, use_cache=use_cache,
-                          cache_dir=cache_dir, tasks=tasks, buffers=buffers)
+                          cache_dir=cache_dir, tasks=tasks, buffers=buffers, whole=whole)
 
 
 def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int | None,
                use_cache: bool, cache_dir: str | None, tasks: list[FileTask] | None,
-               buffers: dict[str, str] | None) -> RunResult:
-    load_checks()
+               buffers: dict[str, str] | None, whole: bool) -> RunResult:
     metas = all_metas(config)
     warnings: list[str] = []
-    if tasks is None:
-        tasks = discover(paths, config, warnings)
     cache: Store | None = None
     if use_cache:
         cache, why = open_cache(config, enabled, cache_dir)
         if why:
             warnings.append(why)
+    index_key = cache.entry_key("file index", str(config.root)) if cache is not None else ""
+    index = fileindex.load(cache, index_key) if cache is not None else FileIndex()
+    run_key = None
+    if tasks is None:
+        tasks = discover(paths, config, warnings, index=index)
+        if cache is not None and whole and not buffers:
+            run_key = _run_key(cache, index, tasks, config)
+            answer = _run_from_entry(tasks, cache.get(RUNS, run_key), index) if run_key else None
+            if answer is not None:
+                index.save(cache, index_key)
+                answer.warnings = warnings
+                return answer
+    load_checks()  # only now: a run answered from the cache imports no check
 
     results: list[FileResult | None] = [None] * len(tasks)
     todo: list[tuple[int, str | None]] = []
@@ -326,14 +344,13 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             jobs_in.append((task, text.encode("utf-8", "surrogatepass")))
             continue
         if cache is not None:
-            try:
-                data = read_bounded(task.abspath, read_limit(task, config))
-            except OSError:
+            digest, _ = index.digest(task.abspath, read_limit(task, config))
+            if digest is None:
                 todo.append((i, None))
                 jobs_in.append(task)
                 continue
-            key = cache.entry_key(task.kind, task.path, data)
-            hit = _from_entry(task, cache.get("files", key))
+            key = cache.entry_key(task.kind, task.path, digest)
+            hit = _from_entry(task, cache.get("files", key), index)
             if hit is not None:
                 results[i] = hit
                 cached += 1
@@ -352,28 +369,61 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             if res.payload is not None:
                 cache.put_encoded("files", key, res.payload)
             res.payload = None
-    if cache is not None:
-        cache.flush()  # the new entries, as one pack
-
     final = [r for r in results if r is not None]
-    run = _finish(final, config, metas, enabled, cached,
-                  cache=cache if cache is not None and cache.enabled else None,
-                  workers=jobs if jobs and jobs > 0 else (os.cpu_count() or 1))
+    with reads.recording() as project_deps:
+        run = _finish(final, config, metas, enabled, cached,
+                      cache=cache if cache is not None and cache.enabled else None,
+                      workers=jobs if jobs and jobs > 0 else (os.cpu_count() or 1))
     run.warnings = warnings + run.warnings
+    if cache is not None:
+        if run_key and not run.tool_errors and all(r.cacheable for r in final):
+            deps = sorted({d for r in final for d in r.deps} | set(project_deps))
+            cache.put(RUNS, run_key, (run.findings, deps), replace_all=True)
+        cache.flush()  # the new entries, as one pack
+        index.save(cache, index_key)
     return run
 
 
-def _from_entry(task: FileTask, entry: object) -> FileResult | None:
-    """A cached (facts, findings, suppressions) triple as a result, or None if malformed."""
-    if not (isinstance(entry, tuple) and len(entry) == 3):
+RUNS = "runs"  # one entry: the last whole run's findings, keyed on every file it checked
+
+
+def _run_key(cache: Store, index: FileIndex, tasks: list[FileTask],
+             config: Config) -> str | None:
+    """The key of a whole run over ``tasks`` as they are now (None: a file cannot be read)."""
+    parts: list[str] = []
+    for task in tasks:
+        digest, _ = index.digest(task.abspath, read_limit(task, config))
+        if digest is None:
+            return None
+        parts.append(f"{task.kind}\0{task.path}\0{task.abspath}\0{digest}")
+    return cache.entry_key("run", *parts)
+
+
+def _run_from_entry(tasks: list[FileTask], entry: object, index: FileIndex) -> RunResult | None:
+    """A cached whole run as this run's result; None if malformed or a file any front-end or
+    check read besides the checked files has changed since."""
+    if not (isinstance(entry, tuple) and len(entry) == 2):
         return None
-    facts, findings, sups = entry
+    findings, deps = entry
+    if not (isinstance(findings, list) and all(isinstance(f, Finding) for f in findings)
+            and reads.well_formed(deps) and reads.still_valid(deps, index)):
+        return None
+    return RunResult(findings=findings, files=tasks, cached_files=len(tasks))
+
+
+def _from_entry(task: FileTask, entry: object, index: FileIndex) -> FileResult | None:
+    """A cached (facts, findings, suppressions, dependencies) entry as a result; None if it
+    is malformed or a file the facts read has changed since."""
+    if not (isinstance(entry, tuple) and len(entry) == 4):
+        return None
+    facts, findings, sups, deps = entry
     if not ((facts is None or isinstance(facts, FileFacts))
             and isinstance(findings, list) and all(isinstance(f, Finding) for f in findings)
             and isinstance(sups, list)
-            and all(isinstance(s, suppress.Suppression) for s in sups)):
+            and all(isinstance(s, suppress.Suppression) for s in sups)
+            and reads.well_formed(deps) and reads.still_valid(deps, index)):
         return None
-    return FileResult(task, facts, findings, sups, cached=True)
+    return FileResult(task, facts, findings, sups, cached=True, deps=deps)
 
 
 def _finish(
@@ -385,6 +435,9 @@ def _finish(
     cache: Store | None = None,
     workers: int = 1,
 ) -> RunResult:
+    from evallint.workers import BudgetExceeded, time_limit
+
+    load_checks()
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
     project = Project(

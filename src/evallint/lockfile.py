@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from evallint import reads
 from evallint.config import Config
 from evallint.facts import FileFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
@@ -35,8 +36,9 @@ class Pin:
 
 
 def sha256_of(path: Path) -> str | None:
+    """The digest of a whole file (recorded as a read: the lock check depends on it)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(reads.read_file(path, reads.UNBOUNDED)).hexdigest()
     except OSError:
         return None
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint import reads
 from evallint.findings import Finding, Severity
 from evallint.frontends.inspect_facts import scan_inspect
 from evallint.kinds import FileKind
 from evallint.registry import Context, Project, project_check
-from evallint.source import read_bounded
 
 
 @project_check("EL303", "EL205")
@@ -20,7 +20,7 @@ def inspect_graders(project: Project, ctx: Context) -> Iterator[Finding]:
     """``model_graded_qa()`` / ``model_graded_fact()`` / ``get_model()`` in a scorer, no model."""
     for facts in project.of_kind(FileKind.PYTHON):
         try:
-            text = read_bounded(facts.path, ctx.config.max_file_size).decode("utf-8")
+            text = reads.read_file(facts.path, ctx.config.max_file_size).decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         for g in scan_inspect(text):

@@ -6,13 +6,13 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from evallint import reads
 from evallint.facts import Pos
 from evallint.findings import Finding, Related
 from evallint.frontend import ParseError
 from evallint.frontends.marks import load_yaml
 from evallint.lockfile import current_pins, lock_path, sha256_of
 from evallint.registry import Context, Project, project_check
-from evallint.source import read_bounded
 
 
 def _display(path: Path) -> str:
@@ -24,12 +24,14 @@ def _display(path: Path) -> str:
 def pinned_files(project: Project, ctx: Context) -> Iterator[Finding]:
     """Compare every pin in the lock file with the file on disk and its judge model."""
     target = lock_path(ctx.config)
-    if not target.is_file():
-        return
+    try:
+        data = reads.read_file(target, ctx.config.max_file_size)
+    except OSError:
+        return  # no lock file (or not a readable one): nothing is pinned
     shown = _display(target)
     try:
-        doc = load_yaml(read_bounded(target, ctx.config.max_file_size).decode("utf-8"))
-    except (OSError, UnicodeDecodeError):
+        doc = load_yaml(data.decode("utf-8"))
+    except UnicodeDecodeError:
         return
     except ParseError as exc:
         yield ctx.finding("EL610", shown, Pos(exc.line, exc.column),

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import math
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evallint.classify import project_root_of
+from evallint import reads
+from evallint.classify import project_root_of, root_markers
 from evallint.findings import Finding, Related
 from evallint.frontends.loopspec_front import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.kinds import FileKind
@@ -219,7 +219,7 @@ def spec_references(project: Project, ctx: Context) -> Iterator[Finding]:
         if ctx.is_enabled("EL611"):
             for r in refs:
                 target = facts.resolve(r.value)
-                if not os.path.exists(target):
+                if not reads.exists(target):
                     yield ctx.finding("EL611", facts.path, r.pos,
                                       f"'{r.value}' does not exist (looked for {target})")
 
@@ -256,8 +256,6 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
     if not specs:
         return  # and the calibration reader is never imported
     from evallint.calibset import CalibrationSetError, parse_calibration_set
-    from evallint.source import read_bounded
-
     need = int(ctx.params("EL612").get("min_per_class", 10))
     for facts in specs:
         block = facts.get(("calibration",))
@@ -277,11 +275,13 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
         target = facts.resolve(cases.value)
         real = Path(target).resolve()
         home = project_root_of(facts.path)
+        for marker in root_markers(facts.path):
+            reads.exists(marker)
         if not real.is_relative_to(Path(home).resolve() if home else
                                    ctx.config.root.resolve()):
             continue  # never read outside the project (docs/security.md)
         try:
-            data = read_bounded(real, ctx.config.max_file_size)
+            data = reads.read_file(real, ctx.config.max_file_size)
         except FileNotFoundError:
             yield ctx.finding("EL612", facts.path, cases.pos,
                               f"calibration file '{cases.value}' does not exist (looked for "

@@ -20,7 +20,8 @@ import os
 import posixpath
 from collections.abc import Iterator
 
-from evallint.classify import project_root_of
+from evallint import reads
+from evallint.classify import project_root_of, root_markers
 from evallint.frontend import ParseError
 from evallint.frontends.config_refs import DatasetJudge, dataset_judges
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
@@ -31,7 +32,7 @@ from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.registry import Context, Project
 from evallint.roles import Role
-from evallint.source import SourceError, decode, read_bounded
+from evallint.source import SourceError, decode
 
 
 @pair_source
@@ -81,12 +82,14 @@ def _judges(py_path: str, display: str, ctx: Context) -> list[DatasetJudge] | No
     to where evallint runs); None when it is outside the module's project, missing,
     unreadable or not valid YAML."""
     home = project_root_of(py_path)
+    for marker in root_markers(py_path):
+        reads.exists(marker)
     root = os.path.realpath(home or ctx.config.root)
     real = os.path.realpath(display)
     if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
         return None  # never read outside the project: the tree is untrusted
     try:
-        text = decode(read_bounded(real, ctx.config.max_file_size), ctx.config.max_file_size)
+        text = decode(reads.read_file(real, ctx.config.max_file_size), ctx.config.max_file_size)
         return dataset_judges(text)
     except (OSError, SourceError, ParseError, RecursionError):
         return None

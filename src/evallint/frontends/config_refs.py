@@ -10,7 +10,8 @@
 A named template file is resolved relative to the config's folder, then its parent folders up
 to the project root (annotator configs name ``<annotator>/<file>.txt`` from the folder that
 holds every annotator). Files outside the project are never read; a missing file is recorded
-for EL611. Facts that read other files are not cached (their content is not in the key).
+for EL611. Every file read (or looked for) is recorded in :mod:`evallint.reads`: the cached
+facts are reused only while those files are unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evallint.classify import judge_config_shape, project_root_of
+from evallint import reads
+from evallint.classify import judge_config_shape, project_root_of, root_markers
 from evallint.config import Config
 from evallint.facts import FileFacts, Pos
 from evallint.frontend import frontend
@@ -68,9 +70,6 @@ class JudgeConfigFacts(FileFacts):
     models: list[ConfigModel] = field(default_factory=list)
     prompts: list[ConfigPrompt] = field(default_factory=list)
     missing: list[MissingRef] = field(default_factory=list)
-    # Files the result depends on besides the config (read, or looked for and missing): such
-    # facts are never cached, since the cache key is the config's content alone.
-    external: list[str] = field(default_factory=list)
 
 
 @frontend(FileKind.JUDGE_CONFIG)
@@ -252,10 +251,8 @@ class _Reader:
         found = self._resolve(target)
         if isinstance(found, list):
             self.facts.missing.append(MissingRef(target, pos, "prompt template", found))
-            self.facts.external.append(target)
             return
         display, text = found
-        self.facts.external.append(display)
         facts = prompt_from_text(display, text, identity, self.config,
                                  name=posixpath.basename(display), role=self._role(judge, at),
                                  extra_contract=contract)
@@ -295,6 +292,8 @@ def read_named_file(source: SourceFile, config: Config, target: str,
         return []
     # the file's own project (nearest marker), whatever folder evallint was started from
     root = os.path.realpath(project_root_of(str(source.path)) or config.root)
+    for marker in root_markers(str(source.path)):
+        reads.note_exists(marker, os.path.exists(marker))
     here = source.path.parent
     display_dir = posixpath.dirname(source.rel)
     tried: list[str] = []
@@ -306,11 +305,18 @@ def read_named_file(source: SourceFile, config: Config, target: str,
         if not (cand == root or cand.startswith(root.rstrip(os.sep) + os.sep)):
             break  # outside the project: neither read nor listed as tried
         tried.append(shown + "/")
-        if os.path.isfile(cand):
+        if not os.path.isfile(cand):
+            reads.note(cand, config.max_file_size, None)
+        else:
             try:
                 data = read_bounded(cand, config.max_file_size)
+            except OSError:
+                reads.note(cand, config.max_file_size, None)
+                return tried
+            reads.note(cand, config.max_file_size, data)
+            try:
                 text = decode(data, config.max_file_size)
-            except (OSError, SourceError):
+            except SourceError:
                 return tried
             return posixpath.normpath(posixpath.join(shown, target)), text
         if os.path.realpath(folder) == root:

@@ -125,8 +125,6 @@ class PromptfooFacts(FileFacts):
     tests: list[PfTest] = field(default_factory=list)
     includes: list[PfInclude] = field(default_factory=list)
     missing: list[PfMissing] = field(default_factory=list)
-    # Files the result depends on (read, or looked for and missing): never cached.
-    external: list[str] = field(default_factory=list)
     # Prompt files under test (``prompts: [file://…]``), as generator templates.
     prompts: list[Any] = field(default_factory=list)
 
@@ -201,9 +199,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
         found = read_named_file(source, config, target)
         if isinstance(found, list):
             facts.missing.append(PfMissing(inc.purpose, target, inc.pos))
-            facts.external.append(target)
             continue
-        facts.external.append(found[0])
         if inc.purpose != "providers" or not target.lower().endswith(_DATA_EXTS):
             continue
         try:
@@ -223,9 +219,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
         found = read_named_file(source, config, target)
         if isinstance(found, list):
             facts.missing.append(PfMissing("prompt, rubric or grader", target, pos))
-            facts.external.append(target)
             continue
-        facts.external.append(found[0])
         if path[0] == "prompts" and target.lower().endswith(_PROMPT_EXTS):
             _prompt_under_test(source, config, found[0], found[1], pos, facts)
     _graders_by_file(source, config, facts)

@@ -1,0 +1,235 @@
+"""Warm runs: the file index, results that read other files, and the cached whole run.
+
+A warm run trusts what it remembers only while the files it rests on are unchanged; these tests
+change those files in the ways a user (or a tool) does and expect the findings of a cold run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evallint import fileindex, reads
+from evallint.cli import main
+from evallint.fileindex import UNKNOWN, FileIndex
+from tests.conftest import write_files
+
+LATER = 10**12  # a run start far enough after the files were written to trust them
+
+
+def check(root: Path, *args: str) -> tuple[int, str, str]:
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        res = CliRunner().invoke(main, ["check", *args])
+    finally:
+        os.chdir(old)
+    assert "Traceback" not in res.output
+    return res.exit_code, res.stdout, res.stderr
+
+
+# ---------------------------------------------------------------------------- the file index
+
+
+def _trusted(path: Path, limit: int = 100) -> dict[str, list[object]]:
+    """The index entries a run that started well after ``path`` was written leaves."""
+    index = FileIndex(started_ns=time.time_ns() + LATER)
+    digest, data = index.digest(str(path), limit)
+    assert digest is not None and data is not None  # read the first time
+    return index.entries()
+
+
+def test_an_unchanged_file_is_not_read_again(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    entries = _trusted(f)
+
+    def no_reads(*_a: object, **_k: object) -> bytes:
+        raise AssertionError("an unchanged file was read")
+
+    monkeypatch.setattr(fileindex, "read_bounded", no_reads)
+    digest, data = FileIndex(entries).digest(str(f), 100)
+    assert digest == fileindex.content_digest(b"x = 1\n") and data is None
+
+
+def test_new_content_under_the_old_modification_time_is_read(tmp_path: Path) -> None:
+    """``touch -d`` / ``rsync -t`` put the old time back on new content of the same size: the
+    change time, which no tool sets, still shows it."""
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    entries = _trusted(f)
+    before = os.stat(f)
+    time.sleep(0.01)
+    f.write_text("x = 2\n")
+    os.utime(f, ns=(before.st_atime_ns, before.st_mtime_ns))
+    digest, data = FileIndex(entries).digest(str(f), 100)
+    assert data == b"x = 2\n" and digest == fileindex.content_digest(b"x = 2\n")
+
+
+def test_a_file_changed_just_before_the_run_is_not_remembered(tmp_path: Path) -> None:
+    """Racily clean: a file whose change time is within MARGIN_NS of the run's start could
+    change again in the same clock tick without its status moving."""
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    index = FileIndex(started_ns=time.time_ns())
+    index.digest(str(f), 100)
+    assert index.entries() == {}
+    assert _trusted(f)  # the same file, recorded by a run that started later, is kept
+
+
+def test_a_digest_is_only_reused_for_the_same_read_limit(tmp_path: Path) -> None:
+    f = tmp_path / "a.py"
+    f.write_text("0123456789\n")
+    entries = _trusted(f, limit=100)
+    digest, data = FileIndex(entries).digest(str(f), 3)
+    assert data == b"0123" and digest == fileindex.content_digest(b"0123")
+
+
+def test_a_kind_is_only_reused_in_the_same_context(tmp_path: Path) -> None:
+    f = tmp_path / "agent.md"
+    f.write_text("---\nname: x\n---\n")
+    st = os.stat(f)
+    index = FileIndex(started_ns=time.time_ns() + LATER)
+    assert index.kind(str(f), st, "agents/agent.md") == UNKNOWN
+    index.note_kind(str(f), st, "agent", "agents/agent.md")
+    later = FileIndex(index.entries())
+    assert later.kind(str(f), st, "agents/agent.md") == "agent"
+    assert later.kind(str(f), st, "other/agents/agent.md") == UNKNOWN
+
+
+@pytest.mark.parametrize("entries", [
+    None, [], {"/a": "x"}, {"/a": [1, 2, 3]}, {"/a": [1, 2, 3, 4, "5", "", "?"]},
+    {"/a": [1, 2, 3, 4, 5, None, "?"]}, {3: [1, 2, 3, 4, 5, "", "?"]},
+])
+def test_a_malformed_index_is_empty(entries: object) -> None:
+    assert FileIndex(entries).entries() == {}
+
+
+def test_a_dependency_that_changed_or_appeared_is_not_valid(tmp_path: Path) -> None:
+    f = tmp_path / "t.txt"
+    f.write_text("one\n")
+    with reads.recording() as deps:
+        reads.read_file(f, 100)
+        assert not reads.exists(tmp_path / "later.txt")
+    assert reads.still_valid(deps, FileIndex())
+    (tmp_path / "later.txt").write_text("")
+    assert not reads.still_valid(deps, FileIndex())
+    (tmp_path / "later.txt").unlink()
+    f.write_text("two\n")
+    assert not reads.still_valid(deps, FileIndex())
+
+
+# ---------------------------------------------------------------------------- through `check`
+
+ANNOTATOR = """\
+a:
+  prompt_template: "shared/p.txt"
+  fn_completions: "openai_completions"
+  completions_kwargs:
+    model_name: "gpt-4o-mini"
+"""
+LEAKY = ("You are a judge. Pick the better answer to {instruction}.\n"
+         "How model_1 reasoned: {chain_of_thought}\n"
+         'Answer 1: """{output_1}"""\nAnswer 2: """{output_2}"""\n')
+CLEAN = ("You are a judge. Pick the better answer to {instruction}.\n"
+         'Answer 1: """{output_1}"""\nAnswer 2: """{output_2}"""\n')
+
+
+def test_a_config_that_reads_a_template_is_cached_until_the_template_changes(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "judges_configs/a/configs.yaml": ANNOTATOR,
+        "judges_configs/shared/p.txt": LEAKY,
+        "prompts/other.j2": "Hello {{ name }}\n",
+    })
+    code, out, err = check(tmp_path, "--select", "EL102")
+    assert code == 1 and "judges_configs/shared/p.txt:2" in out and "from cache" not in err
+    code, out, err = check(tmp_path, "--select", "EL102")
+    assert code == 1 and "judges_configs/shared/p.txt:2" in out and "(2 from cache)" in err
+    (tmp_path / "judges_configs/shared/p.txt").write_text(CLEAN)
+    code, out, err = check(tmp_path, "--select", "EL102")
+    # the config is read again (its template changed), the other file still comes from cache
+    assert code == 0 and "EL102" not in out and "(1 from cache)" in err
+    (tmp_path / "judges_configs/shared/p.txt").unlink()
+    code, out, err = check(tmp_path, "--select", "EL102,EL611")
+    assert "EL611" in out and "shared/p.txt" in out
+
+
+LOCKED = {
+    "pyproject.toml": "[tool.evallint]\nselect = ['EL610']\n",
+    "prompts/evaluator.prompt.md": (
+        "---\nstep: evaluator\nmodel: claude-haiku-4-5\n---\n## System\nScore "
+        "<output>{{ output }}</output> for <input>{{ input }}</input>.\n"),
+    "opt/spec.yaml": "model: claude-sonnet-4-5\nmetric:\n  judge:\n    model: claude-haiku-4-5\n"
+                     "    rubric: rubric.md\n    max_cost_usd: 1\n",
+    "opt/rubric.md": "Score accuracy 0-1.\n",
+}
+
+
+def test_a_whole_run_is_not_reused_when_a_file_a_check_read_changed(tmp_path: Path) -> None:
+    """The rubric is not a checked file, but the lock check reads it: the cached whole run
+    rests on its digest too."""
+    write_files(tmp_path, LOCKED)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        assert CliRunner().invoke(main, ["lock"]).exit_code == 0
+    finally:
+        os.chdir(old)
+    assert check(tmp_path)[0] == 0
+    code, _, err = check(tmp_path)
+    assert code == 0 and "from cache" in err
+    (tmp_path / "opt/rubric.md").write_text("Score accuracy 0-1, be lenient.\n")
+    code, out, _ = check(tmp_path)
+    assert code == 1 and "opt/rubric.md:1:1: EL610" in out
+    (tmp_path / "evallint.lock").unlink()
+    assert check(tmp_path)[0] == 0  # no lock file: nothing pinned
+
+
+def test_a_warm_run_with_nothing_changed_imports_no_check(tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.j2": "You are a judge.\n{{ system_prompt }}\n"})
+    probe = ("import sys\nfrom evallint.cli import main\n"
+             "try:\n    main(['check', '.'])\nexcept SystemExit as e:\n    code = e.code\n"
+             "print(code, 'evallint.checks.templates' in sys.modules)\n")
+    env = dict(os.environ, EVALLINT_CACHE_DIR=str(tmp_path / "cache"))
+    runs = [subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120) for _ in range(2)]
+    assert [r.stdout.split()[-2:] for r in runs] == [["1", "True"], ["1", "False"]]
+    assert [r.stdout.count("EL102") for r in runs] == [1, 1]
+
+
+JUDGE_AGENT = ("---\nname: judge\ndescription: Scores the draft against the rubric.\n---\n"
+               "Score it.\n")
+SAME_MODEL = {
+    "prompts/evaluator.prompt.md": ("---\nstep: evaluator\nmodel: claude-haiku-4-5\n---\n"
+                                    "Score <output>{{ output }}</output>.\n"),
+    "prompts/generator.prompt.md": ("---\nstep: generator\nmodel: claude-haiku-4-5\n---\n"
+                                    "Answer {{ input }}\n"),
+}
+
+
+def test_fix_after_a_run_the_cache_answered_checks_the_fixed_files_again(tmp_path: Path) -> None:
+    """--fix re-checks the project after each pass; in a process whose first check the cached
+    whole run answered (no check imported yet), that re-check still runs every check, the
+    cross-file ones (EL301) included."""
+    write_files(tmp_path, {".claude/agents/judge.md": JUDGE_AGENT, **SAME_MODEL})
+    env = dict(os.environ, EVALLINT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "evallint", "check", "--select",
+                               "EL301,EL402", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    assert cli().returncode == 1
+    assert "(3 from cache)" in cli().stderr
+    fixed = cli("--fix")
+    assert fixed.returncode == 1, fixed.stderr
+    assert "Fixed 1 finding (1 remaining); 3 files checked." in fixed.stderr
+    assert "prompts/evaluator.prompt.md:3:1: EL301" in fixed.stdout
