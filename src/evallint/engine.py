@@ -329,8 +329,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             if answer is not None:
                 index.save(cache, index_key)
                 answer.warnings = warnings
-                return answer
-    load_checks()  # only now: a run answered from the cache imports no check
+                return answer  # no check was imported: analysis and _finish load them
 
     results: list[FileResult | None] = [None] * len(tasks)
     todo: list[tuple[int, str | None]] = []
