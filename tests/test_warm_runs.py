@@ -233,3 +233,18 @@ def test_fix_after_a_run_the_cache_answered_checks_the_fixed_files_again(tmp_pat
     assert fixed.returncode == 1, fixed.stderr
     assert "Fixed 1 finding (1 remaining); 3 files checked." in fixed.stderr
     assert "prompts/evaluator.prompt.md:3:1: EL301" in fixed.stdout
+
+
+def test_a_project_root_looked_up_in_a_recorded_analysis_rests_on_its_markers(
+        tmp_path: Path) -> None:
+    """Where a front-end or check may read depends on the nearest project marker: a marker
+    that appears in between makes the recorded result stale."""
+    from evallint.classify import project_root_of
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "sub").mkdir()
+    with reads.recording() as deps:
+        assert project_root_of(str(tmp_path / "sub" / "c.yaml")) == str(tmp_path)
+    assert reads.still_valid(deps, FileIndex())
+    (tmp_path / "sub" / "pyproject.toml").write_text("")
+    assert not reads.still_valid(deps, FileIndex())

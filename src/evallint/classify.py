@@ -11,7 +11,7 @@ from functools import lru_cache
 from itertools import pairwise
 from pathlib import PurePosixPath
 
-from evallint import globs
+from evallint import globs, reads
 from evallint.kinds import FileKind
 from evallint.roles import name_tokens
 
@@ -263,9 +263,8 @@ def _project_root(folder: str) -> str | None:
     return None if parent == folder else _project_root(parent)
 
 
-def root_markers(path: str) -> list[str]:
-    """Every marker path :func:`project_root_of` looks at for ``path`` (a cached result that
-    depended on the root stays valid only while these stay as they were)."""
+def _root_markers(path: str) -> list[str]:
+    """Every marker path :func:`project_root_of` looks at for ``path``."""
     folder = os.path.dirname(os.path.abspath(path))
     found: list[str] = []
     while True:
@@ -277,7 +276,14 @@ def root_markers(path: str) -> list[str]:
 
 
 def project_root_of(path: str) -> str | None:
-    """The project root of a file: the nearest folder above it with a project marker."""
+    """The project root of a file: the nearest folder above it with a project marker.
+
+    Inside a recorded analysis (:mod:`evallint.reads`) the markers looked at are recorded:
+    where a front-end or a check may read depends on them, so a cached result that did must
+    not outlive a marker appearing or going."""
+    if reads.recording_now():
+        for marker in _root_markers(path):
+            reads.exists(marker)
     return _project_root(os.path.dirname(os.path.abspath(path)))
 
 

@@ -43,6 +43,12 @@ def recording() -> Iterator[list[Dependency]]:
         _log = outer
 
 
+def recording_now() -> bool:
+    """Whether reads are being recorded (a caller that looks at the file system for its own
+    reasons, as the project-root lookup does, records only then)."""
+    return _log is not None
+
+
 def note(abspath: str, limit: int, data: bytes | None) -> None:
     """``abspath`` was read (``data``, at most ``limit + 1`` bytes) or found missing (None)."""
     if _log is not None:
@@ -65,14 +71,9 @@ def exists(path: str | os.PathLike[str]) -> bool:
     """``os.path.exists``, recorded."""
     abspath = os.path.abspath(path)
     found = os.path.exists(abspath)
-    note_exists(abspath, found)
-    return found
-
-
-def note_exists(path: str, exists: bool) -> None:
-    """Whether ``path`` existed (a project marker, which decides where reads may go)."""
     if _log is not None:
-        _log.append((path, EXISTS, "1" if exists else ""))
+        _log.append((abspath, EXISTS, "1" if found else ""))
+    return found
 
 
 def still_valid(deps: list[Dependency], index: FileIndex) -> bool:

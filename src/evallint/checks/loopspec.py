@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evallint import reads
-from evallint.classify import project_root_of, root_markers
+from evallint.classify import project_root_of
 from evallint.findings import Finding, Related
 from evallint.frontends.loopspec_front import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.kinds import FileKind
@@ -275,8 +275,6 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
         target = facts.resolve(cases.value)
         real = Path(target).resolve()
         home = project_root_of(facts.path)
-        for marker in root_markers(facts.path):
-            reads.exists(marker)
         if not real.is_relative_to(Path(home).resolve() if home else
                                    ctx.config.root.resolve()):
             continue  # never read outside the project (docs/security.md)

@@ -21,7 +21,7 @@ import posixpath
 from collections.abc import Iterator
 
 from evallint import reads
-from evallint.classify import project_root_of, root_markers
+from evallint.classify import project_root_of
 from evallint.frontend import ParseError
 from evallint.frontends.config_refs import DatasetJudge, dataset_judges
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
@@ -82,8 +82,6 @@ def _judges(py_path: str, display: str, ctx: Context) -> list[DatasetJudge] | No
     to where evallint runs); None when it is outside the module's project, missing,
     unreadable or not valid YAML."""
     home = project_root_of(py_path)
-    for marker in root_markers(py_path):
-        reads.exists(marker)
     root = os.path.realpath(home or ctx.config.root)
     real = os.path.realpath(display)
     if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evallint import reads
-from evallint.classify import judge_config_shape, project_root_of, root_markers
+from evallint.classify import judge_config_shape, project_root_of
 from evallint.config import Config
 from evallint.facts import FileFacts, Pos
 from evallint.frontend import frontend
@@ -292,8 +292,6 @@ def read_named_file(source: SourceFile, config: Config, target: str,
         return []
     # the file's own project (nearest marker), whatever folder evallint was started from
     root = os.path.realpath(project_root_of(str(source.path)) or config.root)
-    for marker in root_markers(str(source.path)):
-        reads.note_exists(marker, os.path.exists(marker))
     here = source.path.parent
     display_dir = posixpath.dirname(source.rel)
     tried: list[str] = []
