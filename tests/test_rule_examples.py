@@ -121,16 +121,26 @@ def test_a_stale_or_broken_precompiled_copy_is_not_used(tmp_path: Path,
             rulemeta.load_rules.cache_clear()
 
 
-def test_lazy_modules_register_nothing() -> None:
-    """load_checks skips LAZY_MODULES; that is only right while they register no check or
-    front-end."""
+def test_modules_outside_the_kind_table_register_nothing() -> None:
+    """load_checks imports only the modules of MODULE_KINDS; the other front-end and check
+    modules (helpers, the lazily imported Jinja front-end) must register nothing, or what
+    they register would be missing from a run."""
     import importlib
 
     from evallint.frontend import FRONTENDS
-    from evallint.registry import FILE_CHECKS, LAZY_MODULES, PROJECT_CHECKS, load_checks
+    from evallint.modelpairs import SOURCES
+    from evallint.registry import (
+        FILE_CHECKS,
+        MODULE_KINDS,
+        PROJECT_CHECKS,
+        load_checks,
+        registering_modules,
+    )
 
     load_checks()
-    before = (dict(FRONTENDS), list(FILE_CHECKS), list(PROJECT_CHECKS))
-    for name in LAZY_MODULES:
+    before = (dict(FRONTENDS), list(FILE_CHECKS), list(PROJECT_CHECKS), list(SOURCES))
+    others = [name for name in registering_modules() if name not in MODULE_KINDS]
+    assert "evallint.frontends.jinja_front" in others
+    for name in others:
         importlib.reload(importlib.import_module(name))
-    assert (dict(FRONTENDS), list(FILE_CHECKS), list(PROJECT_CHECKS)) == before
+    assert (dict(FRONTENDS), list(FILE_CHECKS), list(PROJECT_CHECKS), list(SOURCES)) == before

@@ -17,7 +17,6 @@ import hashlib
 import hmac
 import os
 import re
-import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -85,7 +84,7 @@ def load_key(project_root: Path) -> bytes:
             pass
         else:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(secrets.token_bytes(KEY_BYTES))
+                fh.write(os.urandom(KEY_BYTES))
         key = _read_regular(resolved, KEY_BYTES + 1)
     except OSError as exc:
         raise CacheUnavailable(f"cannot create or read the cache key {path}: "
@@ -132,7 +131,7 @@ def prepare_folder(folder: Path) -> None:
 def _write_new(target: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``target`` atomically; a planted symlink there is replaced, not
     followed (the temporary name is created exclusively, ``os.replace`` renames over links)."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -295,7 +294,7 @@ class Store:
             body = b"".join(key.encode() + mac + b"%016x" % len(payload) + payload
                             for key, (mac, payload) in records.items())
             folder = self.folder / namespace
-            name = f"pack-{time.time_ns():020d}-{secrets.token_hex(4)}.bin"
+            name = f"pack-{time.time_ns():020d}-{os.urandom(4).hex()}.bin"
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 _write_new(folder / name, PACK_MAGIC + body)

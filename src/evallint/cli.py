@@ -261,6 +261,8 @@ def check(
 def _fix_marks(result: Any, cfg: Any, unsafe: bool) -> tuple[set[int], int]:
     """Which findings --fix would repair (their indices) and how many more only
     --unsafe-fixes would. Fixers load only for the codes present (libcst: EL505 only)."""
+    if not result.findings:
+        return set(), 0
     from evallint.fixing import fixable_codes
 
     if not any(f.code in fixable_codes() for f in result.findings):

@@ -11,7 +11,7 @@ import functools
 import gc
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,8 +101,9 @@ def read_limit(task: FileTask, config: Config) -> int:
 class _Analyzer:
     """Per-process state for analysing files: config, context and enabled checks built once."""
 
-    def __init__(self, config: Config, enabled: set[str]) -> None:
-        load_checks()
+    def __init__(self, config: Config, enabled: set[str],
+                 kinds: Iterable[str] | None = None) -> None:
+        load_checks(kinds)
         self.config = config
         self.metas = all_metas(config)
         self.ctx = Context(config, self.metas, enabled)
@@ -124,6 +125,9 @@ class _Analyzer:
 
         source = SourceFile(path=Path(task.abspath), rel=task.path, text=text, data=data)
         parse = FRONTENDS.get(task.kind)
+        if parse is None:  # a kind this analyser was not set up for: its checks load now
+            load_checks((task.kind,))
+            parse = FRONTENDS.get(task.kind)
         if parse is None:
             return FileResult(task, None, [], [])
         try:
@@ -163,12 +167,12 @@ def _describe(exc: BaseException) -> str:
 Job = FileTask | tuple[FileTask, bytes]  # a file to read, or a name and its text (stdin)
 
 
-def _analyzer_for(config: Config, enabled: set[str],
-                  encode: bool) -> Callable[[Job], FileResult]:
+def _analyzer_for(config: Config, enabled: set[str], encode: bool,
+                  kinds: frozenset[str]) -> Callable[[Job], FileResult]:
     """A worker's per-file function (module level so that it also pickles for ``spawn``).
     ``encode``: the run caches, so the worker also encodes the cache entry (in parallel,
     where the facts are still plain objects), and the parent only signs and writes it."""
-    analyzer = _Analyzer(config, enabled)
+    analyzer = _Analyzer(config, enabled, kinds)
 
     def handle(job: Job) -> FileResult:
         result = analyzer.analyze_bytes(*job) if isinstance(job, tuple) else analyzer.analyze(job)
@@ -190,13 +194,14 @@ def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
     (multiprocessing is imported here, not at start-up: a run the cache answers needs none.)"""
     from evallint.workers import Failure, supervise
 
-    load_checks()  # before any fork: the workers inherit the registered checks
+    kinds = frozenset((job[0] if isinstance(job, tuple) else job).kind for job in tasks)
+    load_checks(kinds)  # before any fork: the workers inherit the registered checks
     out: list[FileResult | None] = [None] * len(tasks)
     reporter: _Analyzer | None = None
-    setup = functools.partial(_analyzer_for, config, enabled, encode)
+    setup = functools.partial(_analyzer_for, config, enabled, encode, kinds)
     for i, res in supervise(tasks, setup, workers=workers, budget=config.time_budget):
         if isinstance(res, Failure):
-            reporter = reporter or _Analyzer(config, enabled)
+            reporter = reporter or _Analyzer(config, enabled, kinds)
             job = tasks[i]
             res = reporter._unparsable(job[0] if isinstance(job, tuple) else job, res.message,
                                        None)
@@ -256,7 +261,6 @@ def run_stdin(name: str, data: bytes, config: Config, enabled: set[str]) -> RunR
     """Lint text from standard input as if it were the file ``name`` (editor integrations)."""
     from evallint.discovery import classify_path
 
-    load_checks()
     kind = classify_path(Path(name), config)
     if kind is None:
         return RunResult(findings=[], files=[])
@@ -436,7 +440,7 @@ def _finish(
 ) -> RunResult:
     from evallint.workers import BudgetExceeded, time_limit
 
-    load_checks()
+    load_checks({r.task.kind for r in results})  # the project checks for what was found
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
     project = Project(

@@ -9,7 +9,6 @@ metadata and the user's configuration.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -76,24 +75,84 @@ def project_check(*codes: str) -> Callable[[ProjectCheckFn], ProjectCheckFn]:
     return deco
 
 
-_LOADED = False
-# Helpers that register nothing and pull in a heavy library (Jinja): imported by the first
-# template that needs them, not at start-up (tests/test_registry.py keeps this true).
-LAZY_MODULES = frozenset({"evallint.frontends.jinja_front"})
+_TEMPLATES = ("jinja", "mustache", "prompt", "prompty", "dotprompt")
+_PY = ("python", "notebook")
+
+# The modules that register a front-end, a check or a model-pair source, and the kinds of file
+# whose facts they parse or read (``None``: every run, whatever it checks). A run imports only
+# those for the kinds it meets: checking one Python file imports neither YAML nor the agent
+# and promptfoo front-ends. The other modules of ``frontends`` and ``checks`` are helpers that
+# register nothing (Jinja's is imported by the first template that needs it).
+# tests/test_registry_kinds.py derives the file kinds from what each module registers, and
+# holds each project check and pair source to yielding nothing on files of the kinds its
+# module is not loaded for.
+MODULE_KINDS: dict[str, tuple[str, ...] | None] = {
+    "evallint.frontends.python_front": _PY,
+    "evallint.frontends.prompt_files": _TEMPLATES,
+    "evallint.frontends.agents_front": ("agent", "claude-settings"),
+    "evallint.frontends.config_refs": ("judge-config",),
+    "evallint.frontends.jsonl_front": ("prompt-collection",),
+    "evallint.frontends.loopspec_front": ("loop-spec",),
+    "evallint.frontends.openai_evals_front": ("openai-evals",),
+    "evallint.frontends.promptfoo_front": ("promptfoo",),
+    "evallint.checks.agents": ("agent", "claude-settings"),
+    # judge configs, collections and promptfoo configs: the template checks on the
+    # templates they hold
+    "evallint.checks.embedded_templates": ("judge-config", "prompt-collection", "promptfoo"),
+    "evallint.checks.evallint_keys": _TEMPLATES,
+    "evallint.checks.graph_loops": _PY,
+    "evallint.checks.inspect_scorers": _PY,
+    "evallint.checks.lock": None,  # the lock file pins files of any kind
+    "evallint.checks.loopspec": ("loop-spec",),
+    "evallint.checks.models": None,  # pairs from every kind's source
+    "evallint.checks.openai_evals": ("openai-evals",),
+    "evallint.checks.promptfoo": ("promptfoo",),
+    "evallint.checks.pydantic_datasets": _PY,
+    "evallint.checks.python_cells": _PY,
+    "evallint.checks.python_flow": _PY,
+    "evallint.checks.python_loop": _PY,
+    "evallint.checks.python_models": _PY,
+    "evallint.checks.templates": (*_TEMPLATES, *_PY, "judge-config", "prompt-collection",
+                                  "promptfoo"),
+}
+
+_LOADED: set[str] = set()  # modules of MODULE_KINDS imported so far
+_ALL_LOADED = False
 
 
-def load_checks() -> None:
-    """Import every module of ``evallint.checks`` and ``evallint.frontends`` (they register),
-    except :data:`LAZY_MODULES`."""
-    global _LOADED
-    if _LOADED:
+def modules_for(kinds: Iterable[str] | None) -> list[str]:
+    """The modules a run over files of ``kinds`` needs (``None``: every module), in a fixed
+    order."""
+    wanted = None if kinds is None else set(kinds)
+    return [name for name, served in MODULE_KINDS.items()
+            if wanted is None or served is None or not wanted.isdisjoint(served)]
+
+
+def load_checks(kinds: Iterable[str] | None = None) -> None:
+    """Import the modules that register front-ends, checks and pair sources for files of
+    ``kinds`` (all of them when ``None``). Importing more later only adds: a run's checks are
+    loaded before its workers fork, which inherit them."""
+    global _ALL_LOADED
+    if _ALL_LOADED:
         return
-    _LOADED = True
+    for name in modules_for(kinds):
+        if name not in _LOADED:
+            importlib.import_module(name)
+            _LOADED.add(name)
+    if kinds is None:
+        _ALL_LOADED = True
+
+
+def registering_modules() -> list[str]:
+    """Every module of ``evallint.frontends`` and ``evallint.checks`` (for the tests that
+    keep :data:`MODULE_KINDS` complete)."""
+    import pkgutil
+
+    out: list[str] = []
     for pkg_name in ("evallint.frontends", "evallint.checks"):
         pkg = importlib.import_module(pkg_name)
-        for info in pkgutil.walk_packages(pkg.__path__, prefix=pkg_name + "."):
-            if info.name not in LAZY_MODULES:
-                importlib.import_module(info.name)
+        out += [info.name for info in pkgutil.walk_packages(pkg.__path__, prefix=pkg_name + ".")]
+    return out
 
 
 # --------------------------------------------------------------------------- selection

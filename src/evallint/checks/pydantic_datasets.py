@@ -19,11 +19,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from evallint import reads
 from evallint.classify import project_root_of
 from evallint.frontend import ParseError
-from evallint.frontends.config_refs import DatasetJudge, dataset_judges
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.models import without_provider
 from evallint.pyflow.frameworks import PYDANTIC_EVALS_DEFAULT
@@ -33,6 +33,9 @@ from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.registry import Context, Project
 from evallint.roles import Role
 from evallint.source import SourceError, decode
+
+if TYPE_CHECKING:
+    from evallint.frontends.config_refs import DatasetJudge
 
 
 @pair_source
@@ -80,7 +83,10 @@ def dataset_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
 def _judges(py_path: str, display: str, ctx: Context) -> list[DatasetJudge] | None:
     """The LLMJudges of the dataset file ``display`` (a path like the module's own, relative
     to where evallint runs); None when it is outside the module's project, missing,
-    unreadable or not valid YAML."""
+    unreadable or not valid YAML. (The YAML reader is imported here: few projects have a
+    dataset file, and a run over Python files alone needs none.)"""
+    from evallint.frontends.config_refs import dataset_judges
+
     home = project_root_of(py_path)
     root = os.path.realpath(home or ctx.config.root)
     real = os.path.realpath(display)

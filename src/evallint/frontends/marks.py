@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from evallint.facts import Pos
 from evallint.frontend import ParseError
+
+if TYPE_CHECKING:
+    import yaml
 
 PathT = tuple[str | int, ...]
 
@@ -72,7 +73,10 @@ def value_at(data: Any, path: PathT) -> Any:
 
 
 def load_yaml(text: str, line_offset: int = 0) -> Doc:
-    """Parse one YAML document with positions (``line_offset`` for embedded front matter)."""
+    """Parse one YAML document with positions (``line_offset`` for embedded front matter).
+    (``yaml`` is imported here, not with the module: a run over Python files reads none.)"""
+    import yaml
+
     try:
         loader = yaml.SafeLoader(text)
     except yaml.reader.ReaderError as exc:  # a control character: found before any parsing
@@ -110,6 +114,8 @@ MAX_YAML_DEPTH = 100
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     if isinstance(node, yaml.MappingNode):
@@ -160,6 +166,8 @@ def _p(mark: Any, offset: int) -> Pos:
 
 
 def _walk(node: yaml.Node, at: PathT, doc: Doc, offset: int, seen: set[int]) -> None:
+    import yaml
+
     doc.values.setdefault(at, _p(node.start_mark, offset))
     if id(node) in seen:  # aliases may form cycles
         return
