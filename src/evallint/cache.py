@@ -204,6 +204,11 @@ class Store:
             self._used.setdefault(namespace, {})[key] = (mac, payload)
         return value
 
+    def has(self, namespace: str, key: str) -> bool:
+        """Whether a packed namespace holds an entry under ``key`` (not yet authenticated or
+        decoded: :meth:`get` may still find it foreign or corrupt)."""
+        return namespace in PACKED and key in self._pack_index(namespace)
+
     def _pack_index(self, namespace: str) -> dict[str, tuple[bytes, int, int, int]]:
         """Where each entry of the namespace's packs lies, read once per run. A pack that is
         not one we wrote (a symlink, over the size limit, malformed) yields what parsed before

@@ -188,7 +188,8 @@ def _analyzer_for(config: Config, enabled: set[str], encode: bool,
 
 
 def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
-                       workers: int, encode: bool = False) -> list[FileResult]:
+                       workers: int, encode: bool = False,
+                       meanwhile: Callable[[], None] | None = None) -> list[FileResult]:
     """Analyse ``tasks`` in supervised worker processes (see :mod:`evallint.workers`): a file
     that kills its worker or runs past the time budget is EL901 for that file alone.
     (multiprocessing is imported here, not at start-up: a run the cache answers needs none.)"""
@@ -199,7 +200,8 @@ def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
     out: list[FileResult | None] = [None] * len(tasks)
     reporter: _Analyzer | None = None
     setup = functools.partial(_analyzer_for, config, enabled, encode, kinds)
-    for i, res in supervise(tasks, setup, workers=workers, budget=config.time_budget):
+    for i, res in supervise(tasks, setup, workers=workers, budget=config.time_budget,
+                            meanwhile=meanwhile):
         if isinstance(res, Failure):
             reporter = reporter or _Analyzer(config, enabled, kinds)
             job = tasks[i]
@@ -337,8 +339,8 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
 
     results: list[FileResult | None] = [None] * len(tasks)
     todo: list[tuple[int, str | None]] = []
-    jobs_in: list[FileTask | tuple[FileTask, bytes]] = []
-    cached = 0
+    jobs_in: list[Job] = []
+    stored: list[tuple[int, str]] = []  # cache entries to read while the workers run
     for i, task in enumerate(tasks):
         key = None
         text = buffers.get(task.abspath) if buffers else None
@@ -353,18 +355,36 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
                 jobs_in.append(task)
                 continue
             key = cache.entry_key(task.kind, task.path, digest)
-            hit = _from_entry(task, cache.get("files", key), index)
-            if hit is not None:
-                results[i] = hit
-                cached += 1
+            if cache.has("files", key):
+                stored.append((i, key))
                 continue
         todo.append((i, key))
         jobs_in.append(task)
 
-    workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
-    if len(jobs_in) < PARALLEL_THRESHOLD:
-        workers = 1
-    fresh = analyze_supervised(jobs_in, config, enabled, workers, encode=cache is not None)
+    late: list[tuple[int, str]] = []  # stored, but unusable (a file it read has changed)
+
+    def read_stored() -> None:
+        """The cached results, authenticated and decoded while the workers analyse the
+        other files."""
+        assert cache is not None
+        for i, key in stored:
+            hit = _from_entry(tasks[i], cache.get("files", key), index)
+            if hit is not None:
+                results[i] = hit
+            else:
+                late.append((i, key))
+
+    pool = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+    fresh = analyze_supervised(jobs_in, config, enabled,
+                               pool if len(jobs_in) >= PARALLEL_THRESHOLD else 1,
+                               encode=cache is not None,
+                               meanwhile=read_stored if stored else None)
+    if late:
+        todo += late
+        again: list[Job] = [tasks[i] for i, _ in late]
+        fresh += analyze_supervised(again, config, enabled,
+                                    pool if len(again) >= PARALLEL_THRESHOLD else 1,
+                                    encode=cache is not None)
     for (i, key), res in zip(todo, fresh, strict=True):
         results[i] = res
         if (cache is not None and key is not None and not res.internal_error
@@ -372,6 +392,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             if res.payload is not None:
                 cache.put_encoded("files", key, res.payload)
             res.payload = None
+    cached = len(stored) - len(late)
     final = [r for r in results if r is not None]
     with reads.recording() as project_deps:
         run = _finish(final, config, metas, enabled, cached,

@@ -113,11 +113,15 @@ class SetupError(Exception):
 
 
 def supervise(tasks: list[T], setup: Callable[[], Callable[[T], R]], *, workers: int,
-              budget: float) -> Iterator[tuple[int, R | Failure]]:
+              budget: float, meanwhile: Callable[[], None] | None = None
+              ) -> Iterator[tuple[int, R | Failure]]:
     """Run ``setup()(task)`` for every task in ``workers`` child processes and yield
     ``(index, result)`` as results arrive; a task whose worker died or ran past ``budget``
-    seconds yields a :class:`Failure` instead."""
+    seconds yields a :class:`Failure` instead. ``meanwhile`` runs here once the first tasks
+    are on their way (work of the parent's own that then overlaps theirs)."""
     if not tasks:
+        if meanwhile is not None:
+            meanwhile()
         return
     ctx = _context()
     pending: deque[tuple[int, T]] = deque(enumerate(tasks))
@@ -127,6 +131,9 @@ def supervise(tasks: list[T], setup: Callable[[], Callable[[T], R]], *, workers:
             for s in slots:
                 if s.ready and s.task is None and pending:
                     s.send(*pending.popleft())
+            if meanwhile is not None and any(s.task is not None for s in slots):
+                meanwhile()
+                meanwhile = None
             now = time.monotonic()
             busy = [s for s in slots if s.task is not None]
             waits = [budget - (now - s.started) for s in busy]
@@ -151,6 +158,8 @@ def supervise(tasks: list[T], setup: Callable[[], Callable[[T], R]], *, workers:
     finally:
         for s in slots:
             s.stop(kill=s.task is not None)
+    if meanwhile is not None:  # no task was ever sent (every worker failed to start)
+        meanwhile()
 
 
 def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
