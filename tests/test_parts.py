@@ -256,3 +256,84 @@ def test_parts_whose_process_failed_are_solved_here(tmp_path: Path,
         os.chdir(old)
     assert sorted((f.path, f.line) for f in result.findings) == [("p0/loop.py", 9),
                                                                  ("p1/loop.py", 9)]
+
+
+def test_a_tree_is_released_once_no_part_left_reads_it_and_decoded_at_most_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Peak memory holds the code trees of the parts in hand: a part's trees are dropped
+    once no later part reads them, and a tree several parts read is decoded once."""
+    from evallint.pyflow import ir
+
+    files = {f"p{i}/llm.py": LLM for i in range(3)}
+    files.update({f"p{i}/loop.py": (
+        "from llm import llm_call\nfrom shared.consts import M\n\n\ndef generate(t):\n"
+        "    return llm_call(t)\n\n\ndef judge(a):\n    return llm_call(a, model=M)\n")
+        for i in range(3)})
+    files["shared/consts.py"] = "M = 'claude-sonnet-4-5'\n"  # the generator's model
+    write_files(tmp_path, files)
+    decoded: list[str] = []
+    held: list[set[str]] = []  # when each part starts: the modules whose tree is decoded
+    original_getattr = ir.PythonFacts.__getattr__
+    original_run = analysis.Analysis.run
+
+    def getattr_(self: PythonFacts, name: str) -> object:
+        if name in ("constants", "functions", "owners"):  # not set: decoded now
+            decoded.append(self.path)
+        return original_getattr(self, name)
+
+    def run(self: analysis.Analysis) -> Result:
+        held.append({m.path for m in self.tables.modules if "functions" in m.facts.__dict__})
+        return original_run(self)
+
+    monkeypatch.setattr(ir.PythonFacts, "__getattr__", getattr_)
+    monkeypatch.setattr(analysis.Analysis, "run", run)
+
+    def findings() -> list[tuple[str, str, int]]:
+        old = Path.cwd()
+        os.chdir(tmp_path)
+        try:
+            cfg = parse_config({}, source=None, root=tmp_path)
+            cfg.respect_gitignore = False
+            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=False)
+            assert not result.tool_errors
+            return sorted((f.code, f.path, f.line) for f in result.findings)
+        finally:
+            os.chdir(old)
+
+    released = findings()
+    assert len(held) == 3
+    assert not any(p.startswith(("p0/", "p1/")) for p in held[2])  # the first parts' trees
+    assert "shared/consts.py" in held[2]  # read by the last part too: kept, not decoded again
+    assert len(decoded) == len(set(decoded)) and "shared/consts.py" in decoded
+    monkeypatch.setattr(ir.PythonFacts, "release_tree", lambda self: None)
+    assert findings() == released == [("EL301", f"p{i}/loop.py", 10) for i in range(3)]
+
+
+def _facts_with_tree() -> PythonFacts:
+    from evallint.config import parse_config as parse
+    from evallint.frontends.python_front import parse_python
+    from evallint.source import SourceFile
+
+    text = LLM + "\nPROMPT = 'Score the answer'\n"
+    source = SourceFile(path=Path("m.py"), rel="m.py", text=text, data=text.encode())
+    facts = parse_python(source, parse({}, source=None, root=Path(".")))
+    assert isinstance(facts, PythonFacts) and facts.functions
+    return facts
+
+
+def test_a_released_tree_is_decoded_again_from_what_it_came_from() -> None:
+    import pickle
+
+    from evallint import datacodec
+
+    fresh = _facts_with_tree()
+    tree = (fresh.constants, fresh.functions, fresh.owners)
+    fresh.release_tree()  # built here: nothing to decode it from, so it stays
+    assert (fresh.constants, fresh.functions, fresh.owners) == tree
+    sent = pickle.loads(pickle.dumps(fresh))  # from a worker process
+    stored = datacodec.decode(datacodec.encode(fresh))  # from the result cache
+    for facts in (sent, stored):
+        assert (facts.constants, facts.functions, facts.owners) == tree
+        facts.release_tree()
+        assert "functions" not in facts.__dict__
+        assert (facts.constants, facts.functions, facts.owners) == tree

@@ -55,12 +55,13 @@ def _is_default(value: Any, default: Any) -> bool:
     return value is default or (type(value) is type(default) and value == default)
 
 
-def load_lazy(obj: Any) -> bool:
+def load_lazy(obj: Any, keep: bool = False) -> bool:
     """Decode the fields a class lists in ``__lazy_fields__`` (kept encoded by :func:`decode`
     until first use: a warm run whose project analysis is cached never needs them). False when
     ``obj`` holds no such encoding; CodecError when it is broken (it was authenticated, so that
-    is a bug, not an attack)."""
-    text = obj.__dict__.pop(LAZY_ATTR, None)
+    is a bug, not an attack). ``keep``: the encoding stays, to decode again after the fields
+    are dropped."""
+    text = obj.__dict__.get(LAZY_ATTR) if keep else obj.__dict__.pop(LAZY_ATTR, None)
     if text is None:
         return False
     names: tuple[str, ...] = type(obj).__lazy_fields__

@@ -265,7 +265,8 @@ class PythonFacts(FileFacts):
         state = dict(self.__dict__)
         if "functions" in state:
             tree = tuple(state.pop(name) for name in _TREE)
-            state["_tree"] = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
+            if "_tree" not in state:
+                state["_tree"] = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -276,12 +277,22 @@ class PythonFacts(FileFacts):
     def __getattr__(self, name: str) -> Any:
         if name in _TREE:
             if "_tree" in self.__dict__:  # from our own worker process, never from disk
-                blob = self.__dict__.pop("_tree")
-                self.constants, self.functions, self.owners = pickle.loads(blob)
+                self.constants, self.functions, self.owners = pickle.loads(
+                    self.__dict__["_tree"])
                 return self.__dict__[name]
-            if datacodec.load_lazy(self):
+            if datacodec.load_lazy(self, keep=True):
                 return self.__dict__[name]
         raise AttributeError(name)
+
+    def release_tree(self) -> None:
+        """Drop the decoded code tree when what it was decoded from is still here (it is
+        decoded again on the next use). The project analysis releases a module's tree once
+        no part left to solve reads it, so that peak memory holds the trees of the parts in
+        hand, not those of every part of the project."""
+        state = self.__dict__
+        if "functions" in state and ("_tree" in state or datacodec.LAZY_ATTR in state):
+            for name in _TREE:
+                state.pop(name, None)
 
 
 _TREE = ("constants", "functions", "owners")

@@ -68,8 +68,17 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         from evallint.pyflow.analysis import Analysis  # only when a part must be solved
 
         def solve(which: list[int]) -> list[Result]:
-            return [Analysis(facts, project.config, extract, load=_load, part=parts[i],
-                             tables=(tables, relevant)).run() for i in which]
+            out = []
+            last = _last_use(which, parts)
+            for n, i in enumerate(which):
+                out.append(Analysis(facts, project.config, extract, load=_load,
+                                    part=parts[i], tables=(tables, relevant)).run())
+                if n == len(which) - 1:
+                    break  # the peak is behind: later readers (EL501's graphs) keep them
+                for f in facts:  # trees no part left here reads: decoded again if needed
+                    if last.get(f.path, -1) <= n:
+                        f.release_tree()
+            return out
 
         mine, theirs = _split(todo, parts, facts) if ctx.workers > 1 else (todo, [])
         child = Forked(lambda: solve(theirs)) if theirs else None
@@ -93,6 +102,16 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         cache.put("pyflow", whole, merged)
         cache.flush()
     return merged
+
+
+def _last_use(which: list[int], parts: list[Part]) -> dict[str, int]:
+    """For each file some part of ``which`` may read, the position (in ``which``) of the
+    last such part."""
+    last: dict[str, int] = {}
+    for n, i in enumerate(which):
+        for path in parts[i].inputs:
+            last[path] = n
+    return last
 
 
 # Below this many functions to solve in the smaller half, a second process costs more than
