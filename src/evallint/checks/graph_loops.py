@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint.findings import Finding
-from evallint.pyflow.graphs import graph_loops
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.project import graphs_for, rel
 from evallint.pyflow.results import where
 from evallint.registry import Context, Project, project_check
 
@@ -17,8 +16,7 @@ def langgraph_loops(project: Project, ctx: Context) -> Iterator[Finding]:
     modules = [f for f in project.files.values() if isinstance(f, PythonFacts) and f.analyzed]
     if not modules:
         return
-    result = result_for(project, ctx)
-    for loop in graph_loops(modules, result):
+    for loop in graphs_for(project, ctx):
         if loop.bounded:
             continue
         (gen, gen_at), (ev, ev_at) = loop.generator, loop.evaluator

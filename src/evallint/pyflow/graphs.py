@@ -63,8 +63,7 @@ def graph_loops(modules: Iterable[PythonFacts], result: Result) -> Iterator[Grap
     """Every unbounded-or-bounded generator/evaluator cycle in the LangGraph graphs of
     ``modules`` (the check keeps the unbounded ones)."""
     modules = [m for m in modules if m.analyzed]
-    graph_modules = [m for m in modules
-                     if any(v.split(".")[0] == "langgraph" for v in m.imports.values())]
+    graph_modules = [m for m in modules if builds_graphs(m)]
     if not graph_modules:
         return
     roles = _node_roles(result)
@@ -72,6 +71,12 @@ def graph_loops(modules: Iterable[PythonFacts], result: Result) -> Iterator[Grap
     for facts in graph_modules:
         for graph in _graphs(facts):
             yield from _cycles(facts, graph, _Roles(facts, tables, roles))
+
+
+def builds_graphs(facts: PythonFacts) -> bool:
+    """Whether a module may build a LangGraph graph (it imports langgraph): read from its
+    eager facts, without decoding its code tree."""
+    return facts.analyzed and any(v.split(".")[0] == "langgraph" for v in facts.imports.values())
 
 
 def _graphs(facts: PythonFacts) -> Iterator[_Graph]:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
 from evallint.findings import Related
+from evallint.pyflow.graphs import GraphLoop, builds_graphs, graph_loops
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.parts import Part, names_digest, plan, relevant_modules
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
 from evallint.registry import Context, Project
+
+if TYPE_CHECKING:
+    from evallint.cache import Store
 from evallint.workers import Forked
 
 _LAST: tuple[Project, Result] | None = None
@@ -26,7 +31,7 @@ def result_for(project: Project, ctx: Context) -> Result:
     if _LAST is not None and _LAST[0] is project:
         return _LAST[1]
     facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
-    extract = ctx.params("EL201").get("extract_functions", list(DEFAULT_EXTRACT))
+    extract = _extract(ctx)
     result = Result()
     if any(f.analyzed for f in facts):
         result = _solve(facts, project, ctx, extract)
@@ -34,21 +39,64 @@ def result_for(project: Project, ctx: Context) -> Result:
     return result
 
 
-def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
-           extract: list[str]) -> Result:
+_GRAPHS: tuple[Project, list[GraphLoop]] | None = None
+
+
+def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
+    """The LangGraph cycles of ``project`` (EL501), read off the graph modules' code trees
+    and the analysis. Cached under the key of the whole analysis, so that a run whose Python
+    files are all unchanged (a prompt edited) decodes none of those trees."""
+    global _GRAPHS
+    if _GRAPHS is not None and _GRAPHS[0] is project:
+        return _GRAPHS[1]
+    facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
+    if not any(builds_graphs(f) for f in facts):
+        return []
+    result = result_for(project, ctx)
     cache = ctx.cache
+    key = ""
+    if cache is not None:
+        key = _keyer(facts, cache, _extract(ctx))("graphs", _digested(facts))
+        cached = cache.get("pyflow", key)
+        if isinstance(cached, list) and all(isinstance(g, GraphLoop) for g in cached):
+            _GRAPHS = (project, cached)
+            return cached
+    loops = list(graph_loops(facts, result))
+    if cache is not None:
+        cache.put("pyflow", key, loops)
+    _GRAPHS = (project, loops)
+    return loops
+
+
+def _extract(ctx: Context) -> list[str]:
+    return list(ctx.params("EL201").get("extract_functions", list(DEFAULT_EXTRACT)))
+
+
+def _digested(facts: list[PythonFacts]) -> list[str]:
+    return [f.path for f in facts if f.digest]
+
+
+def _keyer(facts: list[PythonFacts], cache: Store, extract: list[str]
+           ) -> Callable[[str, Iterable[str]], str]:
+    """The cache key of a result read from some of ``facts`` (their contents), under the
+    project's module names and the extraction functions."""
     digests = {f.path: f.digest for f in facts}
-    names = names_digest(facts) if cache is not None else ""
+    names = names_digest(facts)
 
     def key(label: str, paths: Iterable[str]) -> str:
-        """The cache key of a result read from ``paths`` (their contents)."""
-        assert cache is not None
         return cache.entry_key(label, repr(extract), names, *(
             f"{path}\0{digests.get(path, '')}" for path in sorted(paths)))
 
+    return key
+
+
+def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
+           extract: list[str]) -> Result:
+    cache = ctx.cache
+    key = _keyer(facts, cache, extract) if cache is not None else None
     whole = ""
-    if cache is not None:  # nothing changed: no planning either
-        whole = key("whole", (path for path, digest in digests.items() if digest))
+    if key is not None and cache is not None:  # nothing changed: no planning either
+        whole = key("whole", _digested(facts))
         cached = cache.get("pyflow", whole)
         if isinstance(cached, Result):
             return cached
@@ -58,7 +106,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
     results: dict[int, Result] = {}
     keys: dict[int, str] = {}
     for i, part in enumerate(parts):
-        if cache is not None:
+        if key is not None and cache is not None:
             keys[i] = key("part", part.inputs)
             cached = cache.get("pyflow", keys[i])
             if isinstance(cached, Result):
