@@ -351,3 +351,17 @@ def test_a_subprocess_check_of_a_hostile_tree_runs_nothing(tmp_path: Path) -> No
         entry.write_bytes(pickle.dumps(_OpensAFile(marker)))
     proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and "EL102" in proc.stdout and not marker.exists()
+
+
+@pytest.mark.parametrize("table", ['"evallint.facts:Pos"', '[["evallint.facts:Pos"]]',
+                                   '["os:system"]', '["evallint.facts:Nope"]', '[1]'])
+def test_a_bad_class_table_is_refused_every_time(table: str) -> None:
+    """Decoders are reused by class table; a table that is refused once is refused again."""
+    from evallint.facts import Pos
+
+    blob = f'[{table}, ["C", 0, 1, 2]]'.encode()
+    for _ in range(2):
+        with pytest.raises(datacodec.CodecError):
+            datacodec.decode(blob)
+    good = datacodec.encode([Pos(1, 2), Pos(3, 4)])
+    assert datacodec.decode(good) == datacodec.decode(good) == [Pos(1, 2), Pos(3, 4)]

@@ -314,3 +314,26 @@ def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
     (tmp_path / "graph.py").write_text(GRAPH + "\n\napp = flow.compile()\n")
     code, out, _ = check(tmp_path, "--select", "EL501")
     assert code == 1 and "graph.py:14" in out and computed == [1, 1]  # a graph module changed
+
+
+def test_the_inspect_check_reads_again_only_files_that_name_inspect(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.checks import inspect_scorers
+
+    write_files(tmp_path, {
+        "evals/task.py": ("from inspect_ai import Task, task\n"
+                          "from inspect_ai.scorer import model_graded_qa\n\n\n@task\n"
+                          "def quiz():\n    return Task(dataset=[], scorer=model_graded_qa())\n"),
+        **{f"lib/m{i}.py": f"import anthropic\nX{i} = anthropic.Anthropic()\n" for i in range(5)},
+    })
+    read: list[str] = []
+    original = inspect_scorers.reads.read_file
+
+    def spy(path: str, limit: int) -> bytes:
+        read.append(path)
+        return original(path, limit)
+
+    monkeypatch.setattr(inspect_scorers.reads, "read_file", spy)
+    code, out, _ = check(tmp_path, "--select", "EL303", "--no-cache")
+    assert code == 1 and "evals/task.py:7" in out
+    assert read == ["evals/task.py"]

@@ -300,6 +300,22 @@ class _Decoder:
         return obj
 
 
+# Decoders by class table: the entries of a run name the same few tables again and again.
+_DECODERS: dict[tuple[Any, ...], _Decoder] = {}
+
+
+def _decoder(classes: Any) -> _Decoder:
+    if not isinstance(classes, list):
+        raise CodecError("bad class table")
+    key = tuple(classes)  # unhashable members (a nested list): TypeError, a CodecError
+    found = _DECODERS.get(key)
+    if found is None:
+        found = _Decoder(classes)
+        if len(_DECODERS) < 1024:
+            _DECODERS[key] = found
+    return found
+
+
 def _no_objects(pairs: Any) -> Any:
     raise CodecError("JSON object in an evallint encoding")
 
@@ -316,6 +332,6 @@ def decode(blob: bytes) -> Any:
     if type(body) is not list:
         return body
     try:
-        return _Decoder(top[0]).dec(body)
+        return _decoder(top[0]).dec(body)
     except (TypeError, ValueError, RecursionError) as exc:  # unhashable keys, bad arity, nesting
         raise CodecError(str(exc)) from exc

@@ -1,7 +1,8 @@
 """Inspect: graders that fall back to the model under test (I4) and history shown (I2 note).
 
 A project check, because the Python front-end's facts are the data-flow rules' own; the Inspect
-scan reads each Python file that mentions ``inspect_ai`` once, with its own small ``ast`` pass.
+scan reads each Python file that mentions ``inspect_ai`` once (the front-end notes which do),
+with its own small ``ast`` pass.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from evallint import reads
 from evallint.findings import Finding, Severity
 from evallint.frontends.inspect_facts import scan_inspect
 from evallint.kinds import FileKind
+from evallint.pyflow.ir import PythonFacts
 from evallint.registry import Context, Project, project_check
 
 
@@ -19,6 +21,8 @@ from evallint.registry import Context, Project, project_check
 def inspect_graders(project: Project, ctx: Context) -> Iterator[Finding]:
     """``model_graded_qa()`` / ``model_graded_fact()`` / ``get_model()`` in a scorer, no model."""
     for facts in project.of_kind(FileKind.PYTHON):
+        if not (isinstance(facts, PythonFacts) and facts.uses_inspect):
+            continue  # no Inspect here: not read again
         try:
             text = reads.read_file(facts.path, ctx.config.max_file_size).decode("utf-8")
         except (OSError, UnicodeDecodeError):

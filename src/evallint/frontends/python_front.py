@@ -114,7 +114,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     is_nb = source.rel.lower().endswith(".ipynb")
     kind = FileKind.NOTEBOOK if is_nb else FileKind.PYTHON
     facts = PythonFacts(path=source.rel, kind=kind.value, module=module_name(source.rel),
-                        notebook=is_nb)
+                        notebook=is_nb, uses_inspect="inspect_ai" in source.text)
     code = source.text
     pos_map = _plain_pos
     joined: JoinedNotebook | None = None

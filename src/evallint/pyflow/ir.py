@@ -255,6 +255,9 @@ class PythonFacts(FileFacts):
     # the default judge model (see :mod:`evallint.pyflow.datasets`); eager, read by a check.
     datasets: tuple[DatasetRun, ...] = ()
     judge_defaults: tuple[JudgeDefault, ...] = ()
+    # The text names ``inspect_ai``: the Inspect scorer check reads this file again (and only
+    # such files), see :mod:`evallint.checks.inspect_scorers`.
+    uses_inspect: bool = False
 
     # The code tree (constants, functions, owners) travels through the process pool as one
     # pickled blob and stays an undecoded plain-data string in the result cache, decoded on
