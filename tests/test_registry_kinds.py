@@ -61,6 +61,20 @@ def test_modules_for_a_kind_are_those_serving_it_and_those_every_run_needs() -> 
     assert set(modules_for(["python", "agent"])) == set(python) | set(modules_for(["agent"]))
 
 
+def test_a_check_module_missing_from_the_table_runs_in_every_run(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new check needs its rule file and its module, nothing more: until the module is
+    listed with the kinds it reads, every run imports it."""
+    from evallint import registry
+
+    assert registry.unlisted_checks() == []  # the table lists every check module today
+    table = {k: v for k, v in MODULE_KINDS.items() if k != "evallint.checks.agents"}
+    monkeypatch.setattr(registry, "MODULE_KINDS", table)
+    monkeypatch.setattr(registry, "_UNLISTED", None)
+    assert "evallint.checks.agents" in registry.modules_for(["python"])
+    assert "evallint.frontends.agents_front" not in registry.modules_for(["python"])
+
+
 def _corpus(tmp_path: Path) -> list[Project]:
     """The projects of every rule example (valid and invalid) and of each fixture tree."""
     projects: list[Project] = []

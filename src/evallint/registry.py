@@ -81,8 +81,9 @@ _PY = ("python", "notebook")
 # The modules that register a front-end, a check or a model-pair source, and the kinds of file
 # whose facts they parse or read (``None``: every run, whatever it checks). A run imports only
 # those for the kinds it meets: checking one Python file imports neither YAML nor the agent
-# and promptfoo front-ends. The other modules of ``frontends`` and ``checks`` are helpers that
-# register nothing (Jinja's is imported by the first template that needs it).
+# and promptfoo front-ends. A module of ``checks`` missing here is imported by every run; the
+# other modules of ``frontends`` are helpers that register nothing (Jinja's is imported by the
+# first template that needs it).
 # tests/test_registry_kinds.py derives the file kinds from what each module registers, and
 # holds each project check and pair source to yielding nothing on files of the kinds its
 # module is not loaded for.
@@ -122,10 +123,33 @@ _ALL_LOADED = False
 
 def modules_for(kinds: Iterable[str] | None) -> list[str]:
     """The modules a run over files of ``kinds`` needs (``None``: every module), in a fixed
-    order."""
+    order: those of :data:`MODULE_KINDS` that serve one of the kinds, and every module of
+    ``evallint.checks`` the table does not list (a new check runs in every run until its
+    module is listed with the kinds it reads)."""
     wanted = None if kinds is None else set(kinds)
-    return [name for name, served in MODULE_KINDS.items()
-            if wanted is None or served is None or not wanted.isdisjoint(served)]
+    listed = [name for name, served in MODULE_KINDS.items()
+              if wanted is None or served is None or not wanted.isdisjoint(served)]
+    return listed + unlisted_checks()
+
+
+_UNLISTED: list[str] | None = None
+
+
+def unlisted_checks() -> list[str]:
+    """The modules of ``evallint.checks`` missing from :data:`MODULE_KINDS` (a listing of
+    the package's folder, once per process)."""
+    global _UNLISTED
+    if _UNLISTED is None:
+        import os
+
+        folder = os.path.join(os.path.dirname(__file__), "checks")
+        try:
+            found = os.listdir(folder)
+        except OSError:  # not a folder (a zipped install): the table is all there is
+            found = []
+        names = sorted(n[:-3] for n in found if n.endswith(".py") and not n.startswith("_"))
+        _UNLISTED = [m for m in (f"evallint.checks.{n}" for n in names) if m not in MODULE_KINDS]
+    return _UNLISTED
 
 
 def load_checks(kinds: Iterable[str] | None = None) -> None:
