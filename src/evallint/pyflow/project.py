@@ -117,15 +117,14 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
 
         def solve(which: list[int]) -> list[Result]:
             out = []
-            last = _last_use(which, parts)
+            done_after = _last_use(which, parts, facts)
             for n, i in enumerate(which):
                 out.append(Analysis(facts, project.config, extract, load=_load,
                                     part=parts[i], tables=(tables, relevant)).run())
                 if n == len(which) - 1:
                     break  # the peak is behind: later readers (EL501's graphs) keep them
-                for f in facts:  # trees no part left here reads: decoded again if needed
-                    if last.get(f.path, -1) <= n:
-                        f.release_tree()
+                for f in done_after.get(n, ()):  # decoded again if anything needs them
+                    f.release_tree()
             return out
 
         mine, theirs = _split(todo, parts, facts) if ctx.workers > 1 else (todo, [])
@@ -152,14 +151,19 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
     return merged
 
 
-def _last_use(which: list[int], parts: list[Part]) -> dict[str, int]:
-    """For each file some part of ``which`` may read, the position (in ``which``) of the
-    last such part."""
+def _last_use(which: list[int], parts: list[Part], facts: list[PythonFacts]
+              ) -> dict[int, list[PythonFacts]]:
+    """The modules whose trees no part of ``which`` reads after the one at position ``n``
+    (a module no part reads: after the first)."""
     last: dict[str, int] = {}
     for n, i in enumerate(which):
         for path in parts[i].inputs:
             last[path] = n
-    return last
+    out: dict[int, list[PythonFacts]] = {}
+    for f in facts:
+        if f.analyzed:
+            out.setdefault(last.get(f.path, 0), []).append(f)
+    return out
 
 
 # Below this many functions to solve in the smaller half, a second process costs more than
