@@ -361,7 +361,8 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
         todo.append((i, key))
         jobs_in.append(task)
 
-    late: list[tuple[int, str]] = []  # stored, but unusable (a file it read has changed)
+    late: list[tuple[int, str]] = []  # stored but unusable: a file it read changed, or
+    # the entry is not one this key signed
 
     def read_stored() -> None:
         """The cached results, authenticated and decoded while the workers analyse the
@@ -397,7 +398,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
     with reads.recording() as project_deps:
         run = _finish(final, config, metas, enabled, cached,
                       cache=cache if cache is not None and cache.enabled else None,
-                      workers=jobs if jobs and jobs > 0 else (os.cpu_count() or 1))
+                      workers=pool)
     run.warnings = warnings + run.warnings
     if cache is not None:
         if run_key and not run.tool_errors and all(r.cacheable for r in final):
