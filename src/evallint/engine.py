@@ -493,9 +493,11 @@ def _finish(
     out: list[Finding] = []
     sups_by_path = {r.task.path: r.suppressions for r in results}
     for path, findings in by_path.items():
-        rel = config.root_relative(path)
-        ignored = [c for pat, codes in config.per_file_ignores.items() if globs.match(rel, pat)
-                   for c in codes]
+        ignored: list[str] = []
+        if findings and config.per_file_ignores:
+            rel = config.root_relative(path)
+            ignored = [c for pat, codes in config.per_file_ignores.items()
+                       if globs.match(rel, pat) for c in codes]
         sups = sups_by_path.get(path, [])
         for f in findings:
             if any(f.code.startswith(c.upper()) for c in ignored):
