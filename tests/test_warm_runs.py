@@ -250,43 +250,7 @@ def test_a_project_root_looked_up_in_a_recorded_analysis_rests_on_its_markers(
     assert not reads.still_valid(deps, FileIndex())
 
 
-GRAPH_NODES = """\
-from anthropic import Anthropic
-from langgraph.graph import END, START, StateGraph
-
-client = Anthropic()
-
-
-def write_draft(state):
-    msg = client.messages.create(model="claude-sonnet-4-5", max_tokens=900,
-                                 messages=[{"role": "user", "content": state["brief"]}])
-    return {"draft": msg.content[0].text}
-
-
-def critique_draft(state):
-    msg = client.messages.create(
-        model="claude-haiku-4-5", max_tokens=200,
-        system="You are a strict reviewer. Reply APPROVE or give fixes.",
-        messages=[{"role": "user", "content": state["draft"]}])
-    text = msg.content[0].text
-    return {"verdict": "ok" if text.startswith("APPROVE") else "fix", "notes": text}
-"""
-GRAPH = """\
-from langgraph.graph import END, START, StateGraph
-from nodes import critique_draft, write_draft
-
-
-def next_step(state):
-    return "finish" if state["verdict"] == "ok" else "again"
-
-
-flow = StateGraph(dict)
-flow.add_node("writer", write_draft)
-flow.add_node("critic", critique_draft)
-flow.add_edge(START, "writer")
-flow.add_edge("writer", "critic")
-flow.add_conditional_edges("critic", next_step, {"again": "writer", "finish": END})
-"""
+GRAPH_LOOP = Path(__file__).resolve().parent.parent / "fixtures/broken/python/graph_loop.py"
 
 
 def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
@@ -295,7 +259,10 @@ def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
     only a prompt reads them from the cache instead of decoding those trees."""
     from evallint.pyflow import graphs, project
 
-    write_files(tmp_path, {"nodes.py": GRAPH_NODES, "graph.py": GRAPH,
+    graph = GRAPH_LOOP.read_text(encoding="utf-8")
+    closing = next(n for n, line in enumerate(graph.splitlines(), 1)
+                   if "add_conditional_edges" in line)
+    write_files(tmp_path, {"graph.py": graph,
                            "prompts/judge.prompt.md": "Score the {{ answer }}.\n"})
     computed: list[int] = []
     original = graphs.graph_loops
@@ -306,14 +273,14 @@ def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
 
     monkeypatch.setattr(project, "graph_loops", counted)
     code, cold, _ = check(tmp_path, "--select", "EL501")
-    assert code == 1 and "graph.py:14" in cold and computed == [1]
+    assert code == 1 and f"graph.py:{closing}" in cold and computed == [1]
     (tmp_path / "prompts/judge.prompt.md").write_text("Score the {{ answer }} from 1 to 5.\n")
     code, out, err = check(tmp_path, "--select", "EL501")
-    assert (code, out) == (1, cold) and "(2 from cache)" in err
+    assert (code, out) == (1, cold) and "(1 from cache)" in err
     assert computed == [1]  # read from the cache
-    (tmp_path / "graph.py").write_text(GRAPH + "\n\napp = flow.compile()\n")
+    (tmp_path / "graph.py").write_text(graph + "\nprint(app)\n")
     code, out, _ = check(tmp_path, "--select", "EL501")
-    assert code == 1 and "graph.py:14" in out and computed == [1, 1]  # a graph module changed
+    assert (code, out) == (1, cold) and computed == [1, 1]  # a graph module changed
 
 
 def test_the_inspect_check_reads_again_only_files_that_name_inspect(
