@@ -365,3 +365,13 @@ def test_a_bad_class_table_is_refused_every_time(table: str) -> None:
             datacodec.decode(blob)
     good = datacodec.encode([Pos(1, 2), Pos(3, 4)])
     assert datacodec.decode(good) == datacodec.decode(good) == [Pos(1, 2), Pos(3, 4)]
+
+
+def test_empty_tuples_travel_as_empty_arrays_and_come_back_as_tuples() -> None:
+    from evallint.pyflow.ir import Val
+
+    value = [(), ((), ("a",)), Val(names=(), calls=(1,), text="t"), frozenset({()}), {(): ()}]
+    blob = datacodec.encode(value)
+    assert b'["T"]' not in blob  # no tagged empty tuple: [] stands for it
+    assert datacodec.decode(blob) == value
+    assert datacodec.decode(b'[[], []]') == ()

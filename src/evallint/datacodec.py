@@ -1,9 +1,10 @@
 """Plain-data encoding of evallint's own fact and finding objects, for the result cache.
 
 The cache must never deserialise anything that can run code (``pickle`` can), so entries are
-JSON. Every container is a tagged array, so decoding is a walk over lists and strings that can
-only build: str/int/float/bool/None, lists, tuples, sets, dicts, members of evallint's own enums,
-and instances of evallint's own dataclasses. A dataclass is built by its generated
+JSON. Every container is a tagged array (but the empty tuple, the commonest value of a code
+tree, is ``[]``), so decoding is a walk over lists and strings that can only build:
+str/int/float/bool/None, lists, tuples, sets, dicts, members of evallint's own enums, and
+instances of evallint's own dataclasses. A dataclass is built by its generated
 ``__init__`` when that only stores the fields, else as a bare instance with its fields set one
 by one: no method the class defines itself (``__post_init__``, properties) runs. Anything
 else in an entry (an unknown tag, a class outside the ``evallint`` package, a field count that
@@ -155,8 +156,8 @@ class _Encoder:
         t = type(obj)
         if t is str or t is int or t is bool or t is float or obj is None:
             return obj
-        if t is tuple and not obj:  # the most common value of an IR field
-            return ["T"]
+        if t is tuple and not obj:  # the most common value of an IR field: decoded in place
+            return []
         handler = self.handlers.get(t)
         if handler is None:
             handler = self._handler(t)
@@ -236,7 +237,9 @@ class _Decoder:
         """``data`` is a list (scalars never reach here: callers pass them through)."""
         if depth > _MAX_DEPTH:
             raise CodecError("too deeply nested")
-        if not data or type(data[0]) is not str:
+        if not data:
+            return ()  # the empty tuple (the walk above takes it in place)
+        if type(data[0]) is not str:
             raise CodecError("untagged array")
         tag = data[0]
         d = depth + 1
@@ -246,7 +249,7 @@ class _Decoder:
             if type(i) is not int or not 0 <= i < len(self.classes):
                 raise CodecError("bad class index")
             cls = self.classes[i]
-            values = [x if type(x) is not list else dec(x, d) for x in data[2:]]
+            values = [x if type(x) is not list else dec(x, d) if x else () for x in data[2:]]
             arity = self.arity[i]
             if arity >= 0:  # a plain class: trailing fields left out take their defaults
                 if len(values) > arity:
@@ -256,19 +259,20 @@ class _Decoder:
         if tag == "T":
             if len(data) == 1:
                 return ()
-            return tuple([x if type(x) is not list else dec(x, d) for x in data[1:]])
+            return tuple([x if type(x) is not list else dec(x, d) if x else () for x in data[1:]])
         if tag == "L":
-            return [x if type(x) is not list else dec(x, d) for x in data[1:]]
+            return [x if type(x) is not list else dec(x, d) if x else () for x in data[1:]]
         if tag == "D":
             if len(data) % 2 != 1:
                 raise CodecError("odd dict")
-            flat = [x if type(x) is not list else dec(x, d) for x in data[1:]]
+            flat = [x if type(x) is not list else dec(x, d) if x else () for x in data[1:]]
             it = iter(flat)
             return dict(zip(it, it, strict=True))
         if tag == "F":
-            return frozenset([x if type(x) is not list else dec(x, d) for x in data[1:]])
+            return frozenset([x if type(x) is not list else dec(x, d) if x else ()
+                              for x in data[1:]])
         if tag == "S":
-            return {x if type(x) is not list else dec(x, d) for x in data[1:]}
+            return {x if type(x) is not list else dec(x, d) if x else () for x in data[1:]}
         if tag == "E" and len(data) == 3:
             cls = self.classes[self.cls(data[1])]
             if not issubclass(cls, Enum):
