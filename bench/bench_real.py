@@ -7,8 +7,9 @@ repository, and prints for each tree:
 
 * files and bytes that evallint reads (Python and notebooks by its own discovery),
 * read + ``ast.parse`` of the Python files in one process (the baseline; notebooks' code cells),
-* ``evallint check --no-cache`` (cold), a cached cold run, a warm run with nothing changed, and a
-  warm run after a one-line edit to one analysed Python file, each a fresh process,
+* ``evallint check --no-cache`` (cold), a cached cold run, a warm run with nothing changed, a
+  warm run after a one-line edit to one analysed Python file, and one after an edit to a
+  prompt, template, agent or config file (the first the tree has), each a fresh process,
 * peak RSS of each run,
 * with ``--peers PYTHON`` (an interpreter with ``aiproof`` and ``agentguard-lint`` installed, in a
   virtual environment of their own), the same tree through agentguard's CLI and through
@@ -172,17 +173,47 @@ def peers(tree: Path, python: Path, runs: int) -> dict[str, float]:
     return out
 
 
-def edit_one(files: list[Path]) -> Path | None:
-    """Append a statement to the first Python file that calls an SDK (an analysed file). A
-    comment would leave the module's analysis input as it was; a statement changes it, as a
-    real edit does."""
+def python_to_edit(files: list[Path]) -> Path | None:
+    """The first Python file that calls an SDK (an analysed file)."""
     for p in files:
         if p.suffix == ".py":
             text = p.read_text(encoding="utf-8", errors="replace")
             if "messages.create" in text or "completions.create" in text:
-                p.write_text(text + "\n_bench_edit = 1\n", encoding="utf-8")
                 return p
     return None
+
+
+# What a prompt engineer edits between runs, and text to append that keeps each kind valid.
+_OTHER_KINDS = ("prompt", "jinja", "mustache", "prompty", "dotprompt", "agent", "promptfoo",
+                "openai-evals", "loop-spec", "judge-config", "prompt-collection")
+
+
+def other_to_edit(tree: Path) -> tuple[Path, str] | None:
+    """The first file of a prompt, template, agent or config kind, and its kind."""
+    listed = subprocess.run([sys.executable, "-m", "evallint", "check", "--show-files"],
+                            cwd=tree, capture_output=True, text=True, check=False,
+                            env=_env()).stdout
+    for line in listed.splitlines():
+        path, _, kind = line.partition("\t")
+        if kind in _OTHER_KINDS:
+            return tree / path, kind
+    return None
+
+
+def append_edit(path: Path, n: int) -> None:
+    """Change ``path`` as an edit does: a statement for Python (a comment would leave the
+    module's analysis input as it was), a comment for YAML, blank space for JSON, a sentence
+    for prompt text."""
+    if path.suffix == ".py":
+        extra = f"\n_bench_edit = {n}\n"
+    elif path.suffix in (".yaml", ".yml"):
+        extra = f"\n# bench edit {n}\n"
+    elif path.suffix in (".json", ".jsonl"):
+        extra = "\n"
+    else:
+        extra = f"\nKeep the answer short ({n}).\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(extra)
 
 
 def bench_tree(name: str, tree: Path, runs: int) -> dict[str, Any]:
@@ -193,14 +224,25 @@ def bench_tree(name: str, tree: Path, runs: int) -> dict[str, Any]:
     shutil.rmtree(tree / ".evallint_cache", ignore_errors=True)
     first = run(tree)
     warm = [run(tree) for _ in range(runs)]
-    edited = edit_one(files)
-    after_edit = run(tree) if edited else None
+    edits: list[float] = []
+    target = python_to_edit(files)
+    if target is not None:
+        for n in range(runs):  # each run after one more edit
+            append_edit(target, n)
+            edits.append(run(tree)[0])
+    other = other_to_edit(tree)
+    other_edits: list[float] = []
+    if other is not None:
+        for n in range(runs):
+            append_edit(other[0], n)
+            other_edits.append(run(tree)[0])
     cold_s = statistics.median(c[0] for c in cold)
     warm_s = statistics.median(w[0] for w in warm)
     return {
         "tree": name, "files": len(files), "mb": size / 1e6, "base": base, "cold": cold_s,
         "cold_rss": max(c[1] for c in cold), "first_cached": first[0], "warm": warm_s,
-        "edit": after_edit[0] if after_edit else None, "summary": cold[0][3],
+        "edit": statistics.median(edits) if edits else None, "summary": cold[0][3],
+        "other": (other[1], statistics.median(other_edits)) if other else None,
     }
 
 
@@ -234,6 +276,10 @@ def main() -> None:
                   + (f"{edit:>8.2f}{edit / r['warm']:>7.2f}" if edit else "       -      -"),
                   flush=True)
             print(f"{'':<20}{r['summary']}", flush=True)
+            if r["other"]:
+                kind, secs = r["other"]
+                print(f"{'':<20}after editing one {kind} file: {secs:.2f} s, "
+                      f"{secs / r['warm']:.2f}x warm", flush=True)
             if args.peers:
                 p = peers(tree, args.peers, args.runs)
                 print(f"{'':<20}peers, same tree, cold: evallint {r['cold']:.2f} s; "
