@@ -2,9 +2,9 @@
 
 Peak memory should grow only with what a run keeps (every file's facts, for the cross-file
 checks, and the findings), not with the work done on the way. For each number of copies this
-prints the files checked, and the peak RSS of the evallint process and of its largest child
-(``getrusage``) for a cold run (``--no-cache``) and for a warm run with nothing changed, each a
-fresh process, and the growth per copy.
+prints the files checked and the peak RSS (measured as ``bench_real.py`` measures it: the
+largest of the evallint process and its children) of a cold run (``--no-cache``) and of a warm
+run with nothing changed, each a fresh process, and the growth per copy.
 
     python bench/bench_memory.py TREE [--copies 1,2,4]
 
@@ -15,33 +15,15 @@ in a scratch folder and removed afterwards.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-_WRAPPER = """
-import json, resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-tail = (p.stderr.strip().splitlines() or [''])[-1]
-print(json.dumps([rss, p.returncode, tail]))
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def _run(tree: Path, cache: Path, *args: str) -> tuple[float, int, str]:
-    exe = shutil.which("evallint")
-    if exe is None:
-        sys.exit("evallint is not on PATH: install the project first (see README)")
-    env = dict(os.environ, EVALLINT_CACHE_DIR=str(cache))
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, exe, "check", *args, "."], cwd=tree,
-                         env=env, capture_output=True, text=True, check=False)
-    rss, code, tail = json.loads(out.stdout)
-    return rss, code, tail
+from bench_real import run  # a fresh process: its wall time, peak RSS, exit code, summary
 
 
 def main() -> None:
@@ -58,13 +40,12 @@ def main() -> None:
             root = scratch / f"x{n}"
             for i in range(n):
                 shutil.copytree(args.tree, root / f"copy{i}", symlinks=True,
-                                ignore=shutil.ignore_patterns(".git"))
-            cache = scratch / f"cache{n}"
-            cold, code, tail = _run(root, cache, "--no-cache")
+                                ignore=shutil.ignore_patterns(".git", ".evallint_cache"))
+            _, cold, code, tail = run(root, "--no-cache")
             if code not in (0, 1):
                 sys.exit(f"evallint failed on {n} copies: {tail}")
-            _run(root, cache)  # fills the cache
-            warm, _, _ = _run(root, cache)
+            run(root)  # fills the cache (in the copy's own cache folder)
+            _, warm, _, _ = run(root)
             found = re.search(r"(\d+) files? checked", tail)
             files = found.group(1) if found else "?"
             print(f"{n:6d} {files:>7} {cold:8.1f} {warm:8.1f}")

@@ -99,15 +99,16 @@ def export(mirror: Path, commit: str, dest: Path) -> None:
     subprocess.run([*git, "commit", "-qm", "tree"], check=True)
 
 
-def evallint_files(tree: Path) -> list[Path]:
+def listed(tree: Path) -> list[tuple[str, str]]:
+    """``(path, kind)`` of every file evallint checks in ``tree`` (``check --show-files``)."""
     out = subprocess.run([sys.executable, "-m", "evallint", "check", "--show-files"], cwd=tree,
                          capture_output=True, text=True, check=False, env=_env())
-    files = []
-    for line in out.stdout.splitlines():
-        path, _, kind = line.partition("\t")
-        if kind in ("python", "notebook"):
-            files.append(tree / path)
-    return files
+    return [(path, kind) for path, _, kind in (line.partition("\t")
+                                               for line in out.stdout.splitlines())]
+
+
+def evallint_files(tree: Path) -> list[Path]:
+    return [tree / path for path, kind in listed(tree) if kind in ("python", "notebook")]
 
 
 def baseline(files: list[Path]) -> float:
@@ -159,10 +160,7 @@ def run_peer(tree: Path, cmd: list[str], stdin: str = "") -> float:
 
 
 def peers(tree: Path, python: Path, runs: int) -> dict[str, float]:
-    listed = subprocess.run([sys.executable, "-m", "evallint", "check", "--show-files"],
-                            cwd=tree, capture_output=True, text=True, check=False,
-                            env=_env()).stdout
-    paths = "\n".join(line.partition("\t")[0] for line in listed.splitlines())
+    paths = "\n".join(path for path, _ in listed(tree))
     agentguard = python.parent / "agentguard"
     out: dict[str, float] = {}
     if agentguard.exists():
@@ -190,14 +188,8 @@ _OTHER_KINDS = ("prompt", "jinja", "mustache", "prompty", "dotprompt", "agent", 
 
 def other_to_edit(tree: Path) -> tuple[Path, str] | None:
     """The first file of a prompt, template, agent or config kind, and its kind."""
-    listed = subprocess.run([sys.executable, "-m", "evallint", "check", "--show-files"],
-                            cwd=tree, capture_output=True, text=True, check=False,
-                            env=_env()).stdout
-    for line in listed.splitlines():
-        path, _, kind = line.partition("\t")
-        if kind in _OTHER_KINDS:
-            return tree / path, kind
-    return None
+    return next(((tree / path, kind) for path, kind in listed(tree) if kind in _OTHER_KINDS),
+                None)
 
 
 def append_edit(path: Path, n: int) -> None:

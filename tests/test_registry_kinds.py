@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from evallint.engine import RunResult
 from evallint.frontend import FRONTENDS
 from evallint.modelpairs import SOURCES
 from evallint.registry import (
@@ -75,19 +77,34 @@ def test_a_check_module_missing_from_the_table_runs_in_every_run(
     assert "evallint.frontends.agents_front" not in registry.modules_for(["python"])
 
 
-def _corpus(tmp_path: Path) -> list[Project]:
-    """The projects of every rule example (valid and invalid) and of each fixture tree."""
-    projects: list[Project] = []
-    n = 0
+@dataclass
+class _Example:
+    invalid: bool
+    configured: bool
+    root: Path
+    result: RunResult
+
+
+@pytest.fixture(scope="module")
+def examples(tmp_path_factory: pytest.TempPathFactory) -> list[_Example]:
+    """Every rule example (valid and invalid), written out and linted once for this module."""
+    out: list[_Example] = []
+    base = tmp_path_factory.mktemp("examples")
     for meta in load_rules().values():
         for kind in ("valid", "invalid"):
             for example in meta.tests.get(kind) or []:
-                n += 1
-                root = tmp_path / f"ex{n}"
+                root = base / f"ex{len(out)}"
                 write_files(root, example["files"])
                 result = lint_tree(root, None, example.get("config"))
-                assert result.project is not None
-                projects.append(result.project)
+                out.append(_Example(kind == "invalid", bool(example.get("config")), root,
+                                    result))
+    return out
+
+
+def _corpus(examples: list[_Example]) -> list[Project]:
+    """The projects of every rule example and of each fixture tree."""
+    projects = [e.result.project for e in examples if e.result.project is not None]
+    assert len(projects) == len(examples)
     for tree in sorted((ROOT / "fixtures").iterdir()):
         if tree.is_dir() and tree.name != "expected":
             result = lint_tree(tree)
@@ -97,11 +114,11 @@ def _corpus(tmp_path: Path) -> list[Project]:
 
 
 def test_a_module_left_out_for_a_kind_finds_nothing_in_files_of_that_kind(
-        tmp_path: Path) -> None:
+        examples: list[_Example]) -> None:
     load_checks()
     metas = load_rules()
     tried: set[str] = set()
-    for project in _corpus(tmp_path):
+    for project in _corpus(examples):
         for kind in {f.kind for f in project.files.values()}:
             alone = Project({p: f for p, f in project.files.items() if f.kind == kind},
                             project.config)
@@ -144,19 +161,13 @@ def test_a_run_imports_only_what_its_kinds_need(tmp_path: Path, files: dict[str,
     assert set(present) <= loaded, set(present) - loaded
 
 
-def _single_kind_examples(tmp_path: Path) -> dict[str, Path]:
+def _single_kind_examples(examples: list[_Example]) -> dict[str, Path]:
     """For each kind, the first invalid rule example whose files are all of that kind."""
     out: dict[str, Path] = {}
-    n = 0
-    for meta in load_rules().values():
-        for example in meta.tests.get("invalid") or []:
-            n += 1
-            root = tmp_path / f"one{n}"
-            write_files(root, example["files"])
-            result = lint_tree(root, None, example.get("config"))
-            kinds = {t.kind for t in result.files}
-            if len(kinds) == 1 and result.findings and not example.get("config"):
-                out.setdefault(kinds.pop(), root)
+    for e in examples:
+        kinds = {t.kind for t in e.result.files}
+        if e.invalid and not e.configured and len(kinds) == 1 and e.result.findings:
+            out.setdefault(kinds.pop(), e.root)
     return out
 
 
@@ -173,14 +184,14 @@ def _check_json(root: Path, load_all: bool) -> str:
 
 
 def test_a_run_of_one_kind_finds_what_a_run_with_every_check_loaded_finds(
-        tmp_path: Path) -> None:
+        examples: list[_Example]) -> None:
     """Checks of one kind may run another kind's checks (a judge config runs the template
     checks on its templates): a fresh process loading only what the kind needs must report
     exactly what one with every check loaded reports."""
-    examples = _single_kind_examples(tmp_path)
+    one_kind = _single_kind_examples(examples)
     assert {"python", "prompt", "agent", "promptfoo", "judge-config", "loop-spec",
-            "prompt-collection"} <= set(examples), sorted(examples)
-    for kind, root in sorted(examples.items()):
+            "prompt-collection"} <= set(one_kind), sorted(one_kind)
+    for kind, root in sorted(one_kind.items()):
         lazy, full = _check_json(root, False), _check_json(root, True)
         assert lazy == full, kind
         assert '"code"' in lazy, kind

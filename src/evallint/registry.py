@@ -9,6 +9,7 @@ metadata and the user's configuration.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -140,8 +141,6 @@ def unlisted_checks() -> list[str]:
     the package's folder, once per process)."""
     global _UNLISTED
     if _UNLISTED is None:
-        import os
-
         folder = os.path.join(os.path.dirname(__file__), "checks")
         try:
             found = os.listdir(folder)

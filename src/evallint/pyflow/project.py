@@ -15,10 +15,10 @@ from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
 from evallint.registry import Context, Project
+from evallint.workers import Forked
 
 if TYPE_CHECKING:
     from evallint.cache import Store
-from evallint.workers import Forked
 
 _LAST: tuple[Project, Result] | None = None
 
