@@ -168,6 +168,8 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     facts.calls_sdk = has_sdk_call(facts)
     facts.fw_roots = framework_roots(facts)
     facts.function_names = frozenset(builder.functions)
+    facts.function_order = tuple(builder.functions)
+    facts.constant_names = frozenset(builder.constants)
     if "pydantic_evals" in facts.fw_roots:
         facts.datasets, facts.judge_defaults = dataset_facts(tree, facts.imports, pos_map)
     return facts

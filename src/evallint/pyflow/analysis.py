@@ -53,8 +53,9 @@ from evallint.pyflow.providers import (
     mistral_call,
 )
 from evallint.pyflow.relevance import DEFAULT_EXTRACT, function_role, makes_eval_artifacts
+from evallint.pyflow.replay import Epoch, QuietRun, Replay
 from evallint.pyflow.results import SYMBOLIC, Event, Flow, LLMCall, LoopEvent, Result, where
-from evallint.pyflow.summaries import L, Module, Origin, Summary, Tables, chat_of
+from evallint.pyflow.summaries import L, Lookup, Module, Origin, Summary, Tables, chat_of
 from evallint.roles import EVALUATOR_WORDS, Role, judge_text, role_from_name
 from evallint.roles import name_tokens as _name_tokens
 
@@ -205,10 +206,13 @@ class Analysis:
                  extract: Iterable[str] = DEFAULT_EXTRACT,
                  load: Callable[[PythonFacts], PythonFacts | None] | None = None,
                  part: Part | None = None,
-                 tables: tuple[Tables, set[str]] | None = None) -> None:
+                 tables: tuple[Tables, set[str]] | None = None,
+                 replay: Replay | None = None) -> None:
         """``part``: solve only these modules (and what loading its files adds), reading the
         rest of ``facts`` for names; by default the whole project is one part. ``tables``: the
-        tables of ``facts`` and their relevant modules, when already built (one per run)."""
+        tables of ``facts`` and their relevant modules, when already built (one per run).
+        ``replay``: the quiet runs of the part's last solve, checked and reused, and those of
+        this one recorded (:mod:`evallint.pyflow.replay`)."""
         self.config = config
         self.extract = tuple(extract) + tuple(config.extract_functions)
         self._extractor: dict[str, bool] = {}
@@ -244,6 +248,8 @@ class Analysis:
         # LLM calls that read their own earlier output (a model refining its own work)
         self.self_fed: set[tuple[str, str, int]] = set()
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
+        # what computing each answer looked up in the tables (for replay records)
+        self._static_reads: dict[tuple[str, str], frozenset[Lookup]] = {}
         # framework objects (constructor key) that run an LLM, and their runs (call key ->
         # framework): see :mod:`evallint.pyflow.frameworks`
         self.fw_objects: dict[tuple[str, str, int], frameworks.FrameworkObject] = {}
@@ -251,6 +257,9 @@ class Analysis:
         # framework -> the model set for it as a whole (``dspy.configure(lm=...)``)
         self.ambient: dict[str, tuple[str | None, str]] = {}
         self.result = Result()
+        self.replay = replay
+        if replay is not None:
+            replay.use(self.tables)
 
     # ------------------------------------------------------------------ relevance
 
@@ -285,6 +294,8 @@ class Analysis:
             return False
         before = {m.path: self._import_targets(m) for m in self.tables.modules}
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
+        if self.replay is not None:
+            self.replay.use(self.tables)
         self.relevant = (relevant_modules(self.tables) | {f.path for f in loaded}) - self.exclude
         # Functions whose imports now resolve elsewhere (or at all) run again, as do those of
         # modules importing them (constants and chat objects are read through imports);
@@ -313,19 +324,32 @@ class Analysis:
         ``chain = prompt | llm``, ``from setup import llm``), without interpreting the module."""
         key = (mod.path, name)
         hit = self._static_chats.get(key)
+        outer = self.tables.trace
         if hit is not None:
+            # a function's run that reads this name read what computing it looked up
+            if outer is not None:
+                outer.update(self._static_reads.get(key, ()))
             return hit
         self._static_chats[key] = frozenset()  # cycles
         out: frozenset[L] = frozenset()
-        val = mod.facts.constants.get(name)
-        if depth < 8 and val is not None:
-            fn = mod.facts.functions.get(mod.facts.owners.get(name, ""))
-            out = self.static_chat_val(mod, fn, val, depth + 1)
-        elif depth < 8 and name in mod.facts.imports:
-            found = self.tables.constant(mod.facts.imports[name], mod.path)
-            if found is not None:
-                out = self.static_chat(found[0], found[1], depth + 1)
+        mine: set[Lookup] = set()
+        self.tables.trace = mine
+        try:
+            # (the eager name set first: a name the module does not bind decodes nothing)
+            val = mod.facts.constants.get(name) if name in mod.facts.constant_names else None
+            if depth < 8 and val is not None:
+                fn = mod.facts.functions.get(mod.facts.owners.get(name, ""))
+                out = self.static_chat_val(mod, fn, val, depth + 1)
+            elif depth < 8 and name in mod.facts.imports:
+                found = self.tables.constant(mod.facts.imports[name], mod.path)
+                if found is not None:
+                    out = self.static_chat(found[0], found[1], depth + 1)
+        finally:
+            self.tables.trace = outer
         self._static_chats[key] = out
+        self._static_reads[key] = frozenset(mine)
+        if outer is not None:
+            outer.update(mine)
         return out
 
     def static_chat_val(self, mod: Module, fn: FunctionIR | None, val: Val,
@@ -381,16 +405,25 @@ class Analysis:
             if not self._load_importers():
                 break
             self._fixpoint()
-        funcs = [(m, f) for m in self.tables.modules if m.path in self.relevant
-                 for f in m.facts.functions.values()]
-        for mod, fn in funcs:
+        for mod in self.tables.modules:
+            if mod.path not in self.relevant:
+                continue
             # A function whose last run met no LLM value, call or sink, under the same
             # project-wide state, has nothing to report: its reporting run would be the same.
-            if self._quiet.get((mod.path, fn.name)) == self._epoch(mod.path):
+            # (A module of quiet functions only is not even decoded.)
+            epoch = self._epoch(mod.path)
+            if all(self._quiet.get((mod.path, name)) == epoch
+                   for name in mod.facts.function_order):
                 continue
-            Interp(self, mod, fn, report=True).run()
+            for fn in mod.facts.functions.values():
+                if self._quiet.get((mod.path, fn.name)) != epoch:
+                    Interp(self, mod, fn, report=True).run()
         self._dedupe()
         return self.result
+
+    def quiet_keys(self) -> Iterable[tuple[str, str]]:
+        """The functions whose last run in the fixpoint met no LLM value."""
+        return self._quiet.keys()
 
     def _epoch(self, path: str) -> tuple[int, bool]:
         """The project-wide state a function of module ``path`` without LLM values reads: its
@@ -400,17 +433,35 @@ class Analysis:
         names = self.genctx.get(path)
         return (len(names) if names else 0), bool(self.chats)
 
+    def quiet_epoch(self, path: str) -> Epoch:
+        """Everything project-wide that a function of module ``path`` reads while it meets
+        no LLM value (as :meth:`_epoch`, with the names themselves, and whether framework
+        objects or runs exist: ``Interp.access`` and ``dispatch`` look them up only then)."""
+        names = self.genctx.get(path)
+        return (tuple(sorted(names)) if names else (), bool(self.chats),
+                bool(self.fw_objects), bool(self.fw_runs))
+
+    def _state(self) -> tuple[object, ...]:
+        """What a function's run may have added to the project-wide state: a run that changes
+        it is not replayed (a replay does only what its summary says)."""
+        r = self.result
+        return (len(self.chats), len(self.framework), len(self.structural), len(self.self_fed),
+                len(self.scored), len(self.fw_objects), len(self.fw_runs),
+                tuple(self.ambient.items()), sum(len(v) for v in self.genctx.values()),
+                len(r.calls), len(r.flows), len(r.loops), len(r.events))
+
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
         changes (or its own, which can change its calls' roles)."""
-        funcs = {(m.path, f.name): (m, f) for m in self.tables.modules
-                 if m.path in self.relevant for f in m.facts.functions.values()}
+        funcs = {(m.path, name): m for m in self.tables.modules
+                 if m.path in self.relevant for name in m.facts.function_order}
         # Again after loading importers: only what is new or may see them differently.
         queue = deque(k for k in self._callees_first(funcs)
                       if k not in self.summaries or k in self._stale)
         queued = set(queue)
         self._stale = set()
         callers = self._callers
+        rep = self.replay
         runs: dict[tuple[str, str], int] = {}
         while queue:
             key = queue.popleft()
@@ -418,18 +469,16 @@ class Analysis:
             runs[key] = runs.get(key, 0) + 1
             if runs[key] > 8:
                 continue
-            mod, fn = funcs[key]
+            mod = funcs[key]
             epoch = self._epoch(mod.path)
-            interp = Interp(self, mod, fn, report=False)
-            new = interp.run()
-            if interp.structural and key not in queued:  # its calls' roles changed: again
-                queue.append(key)
-                queued.add(key)
-            if interp.touched or runs[key] == 8:
-                self._quiet.pop(key, None)
-            else:
+            replayed = rep.replay(self, key, mod) if rep is not None and runs[key] < 8 else None
+            if replayed is not None:
+                new, deps = replayed.summary, set(replayed.deps)
                 self._quiet[key] = epoch
-            for dep in interp.deps:
+            else:
+                new, deps = self._interpret(key, mod, mod.facts.functions[key[1]], queue,
+                                            queued, epoch, runs[key])
+            for dep in deps:
                 callers.setdefault(dep, set()).add(key)
             # Before its first run a function reads as the empty summary (``summary()``), to
             # its callers and to itself: a first result equal to that changes nothing.
@@ -439,26 +488,66 @@ class Analysis:
                 again = list(callers.get(key, ()))
                 # A function reads its own summary only through recursion and through the
                 # count of its LLM calls (see ``Interp.role_of``).
-                if key in interp.deps or (interp.own_role is not Role.UNKNOWN
-                                          and (old.n_llm <= 1) != (new.n_llm <= 1)):
+                if key in deps or ((old.n_llm <= 1) != (new.n_llm <= 1)
+                                   and own_role(self, mod, key[1])[0] is not Role.UNKNOWN):
                     again.append(key)
                 for caller in again:
                     if caller not in queued and caller in funcs:
                         queue.append(caller)
                         queued.add(caller)
 
-    def _callees_first(self, funcs: dict[tuple[str, str], tuple[Module, FunctionIR]]
-                       ) -> list[tuple[str, str]]:
+    def _interpret(self, key: tuple[str, str], mod: Module, fn: FunctionIR,
+                   queue: deque[tuple[str, str]], queued: set[tuple[str, str]],
+                   epoch: tuple[int, bool], run: int) -> tuple[Summary, set[tuple[str, str]]]:
+        """One run of ``key`` in the fixpoint: its summary and the functions whose summaries
+        it read. A quiet run is recorded for the next solve when ``replay`` is on."""
+        rep = self.replay
+        interp = Interp(self, mod, fn, report=False)
+        if rep is None:
+            new = interp.run()
+        else:
+            before, quiet_epoch, prev = self._state(), self.quiet_epoch(mod.path), interp.prev_n
+            trace: set[Lookup] = set()
+            self.tables.trace = trace
+            try:
+                new = interp.run()
+            finally:
+                self.tables.trace = None
+            if interp.touched or run == 8 or self._state() != before:
+                rep.forget(key)
+            else:
+                deps = tuple(sorted(interp.deps))
+                rep.record(key, QuietRun(
+                    quiet_epoch, prev, (), deps,
+                    tuple((self.summaries.get(d) or _EMPTY_SUMMARY).signature() for d in deps),
+                    new, self._callee_names(mod, fn)), trace)
+        if interp.structural and key not in queued:  # its calls' roles changed: again
+            queue.append(key)
+            queued.add(key)
+        if interp.touched or run == 8:
+            self._quiet.pop(key, None)
+        else:
+            self._quiet[key] = epoch
+        return new, interp.deps
+
+    def _callee_names(self, mod: Module, fn: FunctionIR) -> tuple[str, ...]:
+        """What ``fn``'s calls resolve to without labels, in order (see :meth:`_callees_first`)."""
+        return tuple(name for c in fn.calls
+                     if (name := self._static_callee(mod, fn, c.func)) is not None)
+
+    def _callees_first(self, funcs: dict[tuple[str, str], Module]) -> list[tuple[str, str]]:
         """``funcs`` ordered so that a function comes after the project functions it calls
         (as far as names resolve without interpreting; cycles in any order), which lets most
-        functions reach their final summary on their first run."""
+        functions reach their final summary on their first run. A function with a replay
+        record lists its calls from there: its module's code tree stays undecoded."""
         graph: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for key, (mod, fn) in funcs.items():
+        rep = self.replay
+        for key, mod in funcs.items():
             out: list[tuple[str, str]] = []
-            for c in fn.calls:
-                name = self._static_callee(mod, fn, c.func)
-                if name is None:
-                    continue
+            names = rep.callees(key) if rep is not None else None
+            if names is None:
+                names = self._callee_names(mod, mod.facts.functions[key[1]])
+            for name in names:
                 found = self.tables.function_name(name, mod.path)
                 if found is not None and (found[0].path, found[1]) in funcs:
                     out.append((found[0].path, found[1]))
@@ -652,18 +741,9 @@ class Interp:
         # LLM calls (origin keys) whose input holds another LLM call's output: that output
         self.fed: dict[tuple[str, str, int], Origin] = {}
         self.structural = False  # this run found an evaluator by structure
-        own = an.configured_role(fn.name, f"{mod.name}.{fn.name}")
-        self.own_configured = own is not None
-        self.own_evidence: tuple[str, ...]
-        if own is not None:
-            self.own_role, self.own_evidence = own[0], (own[1],)
-        else:
-            base = fn.name.rsplit(".", 1)[-1]
-            # a test function (``test_grader_sees_tools``) names what it tests, not a role
-            r = function_role(base) if fn.name != "<module>" and not base.startswith(
-                ("test_", "Test")) else Role.UNKNOWN
-            self.own_role = r
-            self.own_evidence = (f"function name `{base}`",) if r is not Role.UNKNOWN else ()
+        self.own_configured = an.configured_role(
+            fn.name, f"{mod.name}.{fn.name}") is not None
+        self.own_role, self.own_evidence = own_role(an, mod, fn.name)
 
     # ------------------------------------------------------------------ driver
 
@@ -2179,7 +2259,18 @@ class Interp:
                     "EL505", self.path, c.pos, kind, (("mode", mode), ("loop", loop_at))))
 
 
-@lru_cache(maxsize=65536)
+def own_role(an: Analysis, mod: Module, name: str) -> tuple[Role, tuple[str, ...]]:
+    """The role a function's own name (or the config) gives it, and why."""
+    own = an.configured_role(name, f"{mod.name}.{name}")
+    if own is not None:
+        return own[0], (own[1],)
+    base = name.rsplit(".", 1)[-1]
+    # a test function (``test_grader_sees_tools``) names what it tests, not a role
+    r = function_role(base) if name != "<module>" and not base.startswith(
+        ("test_", "Test")) else Role.UNKNOWN
+    return r, ((f"function name `{base}`",) if r is not Role.UNKNOWN else ())
+
+
 @lru_cache(maxsize=16)
 def _extract_patterns(extract: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The extraction globs as two regular expressions: lower-cased, for a call's last name

@@ -251,6 +251,11 @@ class PythonFacts(FileFacts):
     # The names in ``functions``, kept eager: following an import to a function does not
     # decode the code tree of every module on the way.
     function_names: frozenset[str] = frozenset()
+    # The same names in the order of ``functions`` (the order the analysis runs them in), and
+    # the names in ``constants``: a solve that replays a module's functions (see
+    # :mod:`evallint.pyflow.replay`) and lookups of its constants decode no code tree.
+    function_order: tuple[str, ...] = ()
+    constant_names: frozenset[str] = frozenset()
     # pydantic-evals datasets read from a file and evaluated on a task, and the calls that set
     # the default judge model (see :mod:`evallint.pyflow.datasets`); eager, read by a check.
     datasets: tuple[DatasetRun, ...] = ()

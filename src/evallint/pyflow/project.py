@@ -12,6 +12,7 @@ from evallint.pyflow.graphs import GraphLoop, builds_graphs, graph_loops
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.parts import Part, names_digest, plan, relevant_modules
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
+from evallint.pyflow.replay import QuietMemo, Replay
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
 from evallint.registry import Context, Project
@@ -112,15 +113,28 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
             if isinstance(cached, Result):
                 results[i] = cached
     todo = [i for i in range(len(parts)) if i not in results]
+    memos: dict[str, QuietMemo] = {}
     if todo:
         from evallint.pyflow.analysis import Analysis  # only when a part must be solved
 
-        def solve(which: list[int]) -> list[Result]:
-            out = []
+        names = names_digest(facts)
+
+        def memo_key(path: str, digest: str) -> str:
+            return cache.entry_key("quiet", repr(extract), names, path, digest) if cache else ""
+
+        def load_memo(path: str, digest: str) -> QuietMemo | None:
+            found = cache.get("pyflow", memo_key(path, digest)) if cache is not None else None
+            return found if isinstance(found, QuietMemo) else None
+
+        def solve(which: list[int]) -> list[tuple[Result, dict[str, QuietMemo]]]:
+            out: list[tuple[Result, dict[str, QuietMemo]]] = []
             done_after = _last_use(which, parts, facts)
             for n, i in enumerate(which):
-                out.append(Analysis(facts, project.config, extract, load=_load,
-                                    part=parts[i], tables=(tables, relevant)).run())
+                replay = Replay(names, load_memo) if cache is not None else None
+                an = Analysis(facts, project.config, extract, load=_load, part=parts[i],
+                              tables=(tables, relevant), replay=replay)
+                res = an.run()
+                out.append((res, replay.memos(an.quiet_keys()) if replay else {}))
                 if n == len(which) - 1:
                     break  # the peak is behind: later readers (EL501's graphs) keep them
                 for f in done_after.get(n, ()):  # decoded again if anything needs them
@@ -129,20 +143,23 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
 
         mine, theirs = _split(todo, parts, facts) if ctx.workers > 1 else (todo, [])
         child = Forked(lambda: solve(theirs)) if theirs else None
+        solved: list[tuple[int, tuple[Result, dict[str, QuietMemo]]]] = []
         try:
-            for i, res in zip(mine, solve(mine), strict=True):
-                results[i] = res
+            solved += zip(mine, solve(mine), strict=True)
             found = child.result() if child is not None else None
         finally:
             if child is not None:
                 child.close()
         if theirs:  # the child's results, or solved here when the child failed
-            for i, res in zip(theirs, found if found is not None else solve(theirs),
-                              strict=True):
-                results[i] = res
+            solved += zip(theirs, found if found is not None else solve(theirs), strict=True)
+        for i, (res, changed) in solved:
+            results[i] = res
+            memos.update(changed)
         if cache is not None:
             for i in todo:
                 cache.put("pyflow", keys[i], results[i])
+            for path, memo in memos.items():
+                cache.put("pyflow", memo_key(path, memo.digest), memo)
     merged = merge([results[i] for i in range(len(parts))],
                    {f.path: i for i, f in enumerate(facts)})
     if cache is not None:

@@ -126,6 +126,10 @@ class Module:
 _AMBIGUOUS = object()
 _MISSING = object()
 
+# A lookup in the tables and its answer: (method, name, near, module path found or None, the
+# function's or constant's name in it or "").
+Lookup = tuple[str, str, str, str | None, str]
+
 
 class Tables:
     """Modules indexed by every dotted suffix of their name (imports may be rooted anywhere).
@@ -143,6 +147,9 @@ class Tables:
         self._function_names: dict[tuple[str, str], tuple[Module, str] | None] = {}
         self._plain_functions: dict[str, tuple[Module, str] | object | None] = {}
         self._components: frozenset[str] | None = None
+        # While set, every lookup is added here with its answer (a function's interpretation
+        # records what it read of other modules: see :mod:`evallint.pyflow.replay`).
+        self.trace: set[Lookup] | None = None
         for mod in self.modules:
             parts = mod.name.split(".")
             for depth in range(len(parts)):
@@ -158,6 +165,12 @@ class Tables:
         return self._components
 
     def module(self, name: str, near: str = "") -> Module | None:
+        found = self._module(name, near)
+        if self.trace is not None:
+            self.trace.add(("module", name, near, found.path if found else None, ""))
+        return found
+
+    def _module(self, name: str, near: str) -> Module | None:
         found = self.by_name.get(name)
         if not found:
             return None
@@ -167,6 +180,12 @@ class Tables:
 
     def owner(self, qualified: str, near: str = "") -> Module | None:
         """The module that ``pkg.mod.name`` lives in: its longest prefix naming a module."""
+        mod = self._owner(qualified, near)
+        if self.trace is not None:
+            self.trace.add(("owner", qualified, near, mod.path if mod else None, ""))
+        return mod
+
+    def _owner(self, qualified: str, near: str) -> Module | None:
         found = self._owners.get(qualified)
         if found is None:
             found = []
@@ -185,6 +204,13 @@ class Tables:
     def function_name(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         """``pkg.helpers.llm_call`` or ``pkg.helpers.Client.ask`` -> the module and the
         function's name in it, without decoding any module's code tree."""
+        found = self._function_name(qualified, near)
+        if self.trace is not None:
+            self.trace.add(("function_name", qualified, near, *(
+                (found[0].path, found[1]) if found else (None, ""))))
+        return found
+
+    def _function_name(self, qualified: str, near: str) -> tuple[Module, str] | None:
         plain = self._plain_functions.get(qualified, _MISSING)
         if plain is _MISSING:
             plain = self._plain_functions[qualified] = self._function_name_anywhere(qualified)
@@ -196,7 +222,7 @@ class Tables:
         found: tuple[Module, str] | None = None
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            mod = self.module(".".join(parts[:cut]), near)
+            mod = self._module(".".join(parts[:cut]), near)
             if mod is not None and ".".join(parts[cut:]) in mod.facts.function_names:
                 found = mod, ".".join(parts[cut:])
                 break
@@ -225,14 +251,30 @@ class Tables:
             return None
         return found[0], found[0].facts.functions[found[1]]
 
+    def answer(self, method: str, name: str, near: str) -> tuple[str | None, str]:
+        """What a lookup recorded in :attr:`trace` answers now (its last two fields)."""
+        if method == "module" or method == "owner":
+            mod = self._module(name, near) if method == "module" else self._owner(name, near)
+            return (mod.path if mod else None), ""
+        found = (self._function_name(name, near) if method == "function_name"
+                 else self._constant(name, near))
+        return (found[0].path, found[1]) if found else (None, "")
+
     def constant(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
+        found = self._constant(qualified, near)
+        if self.trace is not None:
+            self.trace.add(("constant", qualified, near, *(
+                (found[0].path, found[1]) if found else (None, ""))))
+        return found
+
+    def _constant(self, qualified: str, near: str) -> tuple[Module, str] | None:
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            mod = self.module(".".join(parts[:cut]), near)
+            mod = self._module(".".join(parts[:cut]), near)
             if mod is None:
                 continue
             name = ".".join(parts[cut:])
-            if name in mod.facts.constants:
+            if name in mod.facts.constant_names:
                 return mod, name
         return None
 

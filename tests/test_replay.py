@@ -1,0 +1,243 @@
+"""Quiet function runs replayed from the last solve: an edit interprets only what changed, and
+a record is used only while everything its run read is as it was."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evallint import datacodec
+from evallint.config import parse_config
+from evallint.engine import run_check
+from evallint.pyflow import analysis
+from evallint.pyflow.replay import QuietMemo, QuietRun, Replay
+from evallint.pyflow.summaries import Summary, Tables
+from tests.conftest import write_files
+
+LLM = """\
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def llm_call(prompt, model="claude-sonnet-4-5"):
+    r = client.messages.create(model=model, max_tokens=9,
+                               messages=[{"role": "user", "content": prompt}])
+    return r.content[0].text
+"""
+
+# relevant (it imports the LLM module), and every function of it quiet
+TEXT = """\
+import llm
+from deep import tidy
+
+
+def clean(text):
+    return tidy(text)
+
+
+def join_lines(lines):
+    out = ""
+    for line in lines:
+        out = out + clean(line)
+    return out
+
+
+def shout(text):
+    return join_lines([text]).upper()
+"""
+
+LOOP = """\
+from llm import llm_call
+from prompts import INSTRUCTIONS
+from text import clean
+
+
+def make_prompt(answer):
+    return INSTRUCTIONS + clean(answer)
+
+
+def generate(task):
+    return llm_call(task)
+
+
+def second(answer):
+    return llm_call(make_prompt(answer))
+
+
+print(second(generate("task")))
+"""
+
+DEEP = "import llm\n\n\ndef tidy(text):\n    return text.strip()\n"
+NEUTRAL = 'import llm\n\nINSTRUCTIONS = "Translate this into French: "\n'
+JUDGE = ('import llm\n\nINSTRUCTIONS = "You are a strict grader. Score the answer from 1 to '
+         '10 and reply with the score only: "\n')
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Path]:
+    write_files(tmp_path, {"llm.py": LLM, "text.py": TEXT, "deep.py": DEEP, "loop.py": LOOP,
+                           "prompts.py": NEUTRAL})
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        yield tmp_path
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def interpreted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The functions the fixpoint interprets (not those it replays)."""
+    seen: list[tuple[str, str]] = []
+    real = analysis.Analysis._interpret
+
+    def spy(self: analysis.Analysis, key: tuple[str, str], *args: object,
+            **kwargs: object) -> object:
+        seen.append(key)
+        return real(self, key, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analysis.Analysis, "_interpret", spy)
+    return seen
+
+
+def check(root: Path, cache: bool = True) -> list[tuple[str, str, int]]:
+    cfg = parse_config({}, source=None, root=root)
+    cfg.respect_gitignore = False
+    result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
+    assert not result.tool_errors
+    return sorted((f.code, f.path, f.line) for f in result.findings)
+
+
+def test_an_edit_interprets_only_the_edited_module_and_what_reads_it(
+        project: Path, interpreted: list[tuple[str, str]]) -> None:
+    first = check(project)
+    assert ("text.py", "clean") in interpreted  # cold: everything
+    interpreted.clear()
+    with (project / "loop.py").open("a") as fh:
+        fh.write("\nDONE = True\n")
+    edited = check(project)
+    ran = set(interpreted)
+    assert {k for k in ran if k[0] == "text.py"} == set()  # quiet, and nothing they read changed
+    assert ("loop.py", "make_prompt") in ran  # its module changed
+    assert edited == check(project, cache=False) == first
+
+
+def test_a_replayed_module_is_not_decoded(project: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    check(project)
+    decoded: list[str] = []
+    real = datacodec.load_lazy
+
+    def spy(obj: object, keep: bool = False) -> bool:
+        decoded.append(getattr(obj, "path", ""))
+        return real(obj, keep)
+
+    monkeypatch.setattr(datacodec, "load_lazy", spy)
+    with (project / "loop.py").open("a") as fh:
+        fh.write("\nDONE = True\n")
+    check(project)
+    assert "text.py" not in decoded
+    assert "llm.py" in decoded  # its function calls the LLM: interpreted again
+
+
+def test_a_record_is_not_used_when_a_module_its_run_read_changed(
+        project: Path, interpreted: list[tuple[str, str]]) -> None:
+    # make_prompt reads INSTRUCTIONS from prompts.py: neutral text, then a judge's prompt.
+    # A stale replay would keep the second call a plain LLM call (no EL301).
+    assert check(project) == []
+    interpreted.clear()
+    (project / "prompts.py").write_text(JUDGE)
+    edited = check(project)
+    assert ("loop.py", "make_prompt") in interpreted
+    assert ("text.py", "clean") not in interpreted
+    assert edited == check(project, cache=False)
+    assert ("EL301", "loop.py", 15) in edited
+
+
+def test_a_record_is_not_used_when_a_callee_summary_changed(
+        project: Path, interpreted: list[tuple[str, str]]) -> None:
+    check(project)
+    interpreted.clear()
+    # tidy() now calls the LLM, which changes the summary of clean() (in a module left as it
+    # was) and so what make_prompt() (in another) reads: both run again
+    (project / "deep.py").write_text(
+        "from llm import llm_call\n\n\ndef tidy(text):\n    return llm_call(text)\n")
+    edited = check(project)
+    assert ("text.py", "clean") in interpreted
+    assert ("text.py", "<module>") not in interpreted  # reads nothing that changed
+    assert ("loop.py", "make_prompt") in interpreted
+    assert edited == check(project, cache=False)
+
+
+def _tables(tmp_path: Path) -> Tables:
+    from evallint.frontends.python_front import build_facts
+    from evallint.source import read_source
+
+    write_files(tmp_path, {"a.py": "from b import VALUE\n\n\ndef f(x):\n    return x\n",
+                           "b.py": "VALUE = 1\n"})
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        facts = [build_facts(read_source(Path(p), p), force=True) for p in ("a.py", "b.py")]
+    finally:
+        os.chdir(old)
+    return Tables(facts)
+
+
+def _memo(tables: Tables, **changes: object) -> QuietMemo:
+    digest = {m.path: m.facts.digest for m in tables.modules}
+    memo = QuietMemo("names", digest["a.py"], {"b.py": digest["b.py"]},
+                     [("constant", "b.VALUE", "a.py", "b.py", "VALUE")],
+                     {"f": QuietRun(((), False, False, False), 0, (0,), (), (),
+                                    Summary(), ())})
+    for name, value in changes.items():
+        setattr(memo, name, value)
+    return memo
+
+
+class _Stub:
+    """The little of an Analysis that checking a record reads."""
+
+    def __init__(self) -> None:
+        self.summaries: dict[tuple[str, str], Summary] = {}
+
+    def quiet_epoch(self, path: str) -> tuple[tuple[str, ...], bool, bool, bool]:
+        return (), False, False, False
+
+
+@pytest.mark.parametrize(("change", "used"), [
+    ({}, True),
+    ({"names": "other module names"}, False),  # imports may resolve elsewhere
+    ({"digest": "0" * 32}, False),  # the module itself changed
+    ({"digests": {"b.py": "0" * 32}}, False),  # a module a lookup found changed
+    ({"lookups": [("constant", "b.VALUE", "a.py", None, "")]}, False),  # answered otherwise
+])
+def test_a_record_holds_only_while_what_it_read_is_unchanged(
+        tmp_path: Path, change: dict[str, object], used: bool) -> None:
+    tables = _tables(tmp_path)
+    memo = _memo(tables, **change)
+    replay = Replay("names", lambda path, digest: memo if path == "a.py" else None)
+    replay.use(tables)
+    mod = next(m for m in tables.modules if m.path == "a.py")
+    found = replay.replay(_Stub(), ("a.py", "f"), mod)  # type: ignore[arg-type]
+    assert (found is not None) is used
+    if used:  # nothing changed: nothing to write for the next solve
+        assert replay.memos([("a.py", "f")]) == {}
+
+
+def test_a_record_does_not_hold_when_a_callee_summary_differs(tmp_path: Path) -> None:
+    tables = _tables(tmp_path)
+    memo = _memo(tables)
+    memo.runs["f"].deps = (("b.py", "g"),)
+    memo.runs["f"].dep_sigs = (Summary().signature(),)
+    replay = Replay("names", lambda path, digest: memo)
+    replay.use(tables)
+    mod = next(m for m in tables.modules if m.path == "a.py")
+    stub = _Stub()
+    assert replay.replay(stub, ("a.py", "f"), mod) is not None  # type: ignore[arg-type]
+    stub.summaries[("b.py", "g")] = Summary(llm=True, n_llm=1)
+    assert replay.replay(stub, ("a.py", "f"), mod) is None  # type: ignore[arg-type]
