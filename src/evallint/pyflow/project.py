@@ -120,7 +120,8 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         names = names_digest(facts)
 
         def memo_key(path: str, digest: str) -> str:
-            return cache.entry_key("quiet", repr(extract), names, path, digest) if cache else ""
+            return (cache.entry_key("quiet", repr(extract), names, path, digest)
+                    if cache is not None else "")
 
         def load_memo(path: str, digest: str) -> QuietMemo | None:
             found = cache.get("pyflow", memo_key(path, digest)) if cache is not None else None
