@@ -375,3 +375,46 @@ def test_empty_tuples_travel_as_empty_arrays_and_come_back_as_tuples() -> None:
     assert b'["T"]' not in blob  # no tagged empty tuple: [] stands for it
     assert datacodec.decode(blob) == value
     assert datacodec.decode(b'[[], []]') == ()
+
+
+def _module_facts(tmp_path: Path) -> Any:
+    from evallint.frontends.python_front import build_facts
+    from evallint.source import read_source
+
+    code = ("import anthropic\n\nclient = anthropic.Anthropic()\n\n\ndef ask(q):\n"
+            "    return client.messages.create(model='m', messages=[q])\n\n\n"
+            "def tidy(text):\n    return text.strip()\n")
+    (tmp_path / "mod.py").write_text(code)
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        return build_facts(read_source(Path("mod.py"), "mod.py"), force=True)
+    finally:
+        os.chdir(old)
+
+
+def test_a_module_s_functions_come_back_one_by_one_as_they_are_read(tmp_path: Path) -> None:
+    facts = _module_facts(tmp_path)
+    want = dict(facts.functions)
+    back = datacodec.decode(datacodec.encode(facts))
+    assert list(back.functions) == list(want) == list(facts.function_order)
+    assert "tidy" in back.functions and "nope" not in back.functions
+    assert len(back.functions) == len(want)
+    assert back.functions["tidy"] == want["tidy"] and dict(back.functions) == want
+    assert pickle.loads(pickle.dumps(back.functions)) == want  # pickles as a plain dict
+    again = datacodec.decode(datacodec.encode(back))  # re-encoded from its lazy form
+    assert dict(again.functions) == want
+
+
+def test_a_broken_entry_of_a_lazy_map_fails_only_when_it_is_read() -> None:
+    lazy = datacodec.decode(b'[[], ["M", "a", "[\\"C\\", 999]", "b", "[\\"T\\", 1, 2]"]]')
+    assert list(lazy) == ["a", "b"] and "a" in lazy
+    assert lazy["b"] == (1, 2)  # the other entry still reads
+    with pytest.raises(datacodec.CodecError):
+        lazy["a"]  # a class index the table does not have
+
+
+@pytest.mark.parametrize("body", ['["M", "a"]', '["M", "a", 1]', '["M", 1, "[]"]'])
+def test_a_malformed_lazy_map_is_refused(body: str) -> None:
+    with pytest.raises(datacodec.CodecError):
+        datacodec.decode(f"[[], {body}]".encode())

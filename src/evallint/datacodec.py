@@ -17,7 +17,7 @@ import dataclasses
 import importlib
 import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from enum import Enum
 from typing import Any
 
@@ -85,6 +85,54 @@ def _field_names(cls: type) -> tuple[str, ...]:
 _SCALARS = (str, int, float, bool, type(None))
 
 
+class _Items:
+    """Marks a mapping to encode as a lazy map (a class's ``__lazy_maps__`` fields)."""
+
+    __slots__ = ("mapping",)
+
+    def __init__(self, mapping: Mapping[str, Any]) -> None:
+        self.mapping = mapping
+
+
+class LazyMap(Mapping[str, Any]):
+    """A mapping read from the cache whose values stay JSON text until read, each decoded
+    once: a module's functions, of which a solve after an edit runs a few (the others replay,
+    see :mod:`evallint.pyflow.replay`). Its keys are known without decoding anything."""
+
+    __slots__ = ("_decoder", "_done", "_raw")
+
+    def __init__(self, decoder: _Decoder, raw: dict[str, str]) -> None:
+        self._decoder = decoder
+        self._raw = raw
+        self._done: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._done[key]
+        except KeyError:
+            pass
+        text = self._raw[key]
+        try:
+            data = json.loads(text, object_hook=_no_objects)
+            value = self._decoder.dec(data) if type(data) is list else data
+        except (ValueError, TypeError, RecursionError) as exc:  # CodecError is a ValueError
+            raise CodecError(f"lazy map entry {key!r}: {exc}") from exc
+        self._done[key] = value
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self.items()),)  # a plain dict for pickle (all decoded)
+
+
 class _Encoder:
     """Encodes by exact type through a table of per-type handlers (built once per class), the
     hot path of writing the cache."""
@@ -99,6 +147,7 @@ class _Encoder:
             frozenset: lambda o: ["F", *map(enc, o)],
             set: lambda o: ["S", *map(enc, o)],
             dict: self._dict,
+            _Items: self._items,
         }
 
     def cls(self, cls: type) -> int:
@@ -119,6 +168,18 @@ class _Encoder:
             flat.append(enc(v))
         return flat
 
+    def _items(self, obj: _Items) -> list[Any]:
+        """A mapping whose values are each kept as their own JSON text (over this encoding's
+        class table), decoded one by one when read: see :class:`LazyMap`."""
+        flat: list[Any] = ["M"]
+        for k, v in obj.mapping.items():
+            if type(k) is not str:
+                raise CodecError("a lazy map's keys are strings")
+            flat.append(k)
+            flat.append(json.dumps(self.enc(v), separators=(",", ":"), ensure_ascii=False,
+                                   allow_nan=False))
+        return flat
+
     def _handler(self, t: type) -> Callable[[Any], Any]:
         enc = self.enc
         if issubclass(t, Enum):  # str-valued enums are str subclasses: before the scalars
@@ -127,10 +188,12 @@ class _Encoder:
         elif dataclasses.is_dataclass(t):
             i = self.cls(t)
             lazy: tuple[str, ...] = getattr(t, "__lazy_fields__", ())
+            maps: tuple[str, ...] = getattr(t, "__lazy_maps__", ())
             names = [n for n in _field_names(t) if n not in lazy]
             if lazy:
                 def handler(o: Any) -> Any:
-                    inner = encode(tuple(getattr(o, n) for n in lazy))
+                    inner = encode(tuple(_Items(getattr(o, n)) if n in maps else getattr(o, n)
+                                         for n in lazy))
                     return ["C", i, *[enc(getattr(o, n)) for n in names],
                             inner.decode("utf-8", "surrogatepass")]
             else:
@@ -273,6 +336,11 @@ class _Decoder:
                               for x in data[1:]])
         if tag == "S":
             return {x if type(x) is not list else dec(x, d) if x else () for x in data[1:]}
+        if tag == "M":
+            if len(data) % 2 != 1 or not all(type(x) is str for x in data[1:]):
+                raise CodecError("bad lazy map")
+            texts: list[str] = data[1:]
+            return LazyMap(self, dict(zip(texts[::2], texts[1::2], strict=True)))
         if tag == "E" and len(data) == 3:
             cls = self.classes[self.cls(data[1])]
             if not issubclass(cls, Enum):

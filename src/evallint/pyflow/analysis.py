@@ -415,9 +415,9 @@ class Analysis:
             if all(self._quiet.get((mod.path, name)) == epoch
                    for name in mod.facts.function_order):
                 continue
-            for fn in mod.facts.functions.values():  # (a run may change the epoch)
-                if self._quiet.get((mod.path, fn.name)) != self._epoch(mod.path):
-                    Interp(self, mod, fn, report=True).run()
+            for name in mod.facts.function_order:  # (a run may change the epoch)
+                if self._quiet.get((mod.path, name)) != self._epoch(mod.path):
+                    Interp(self, mod, mod.facts.functions[name], report=True).run()
         self._dedupe()
         return self.result
 

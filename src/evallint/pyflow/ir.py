@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -226,7 +226,7 @@ class PythonFacts(FileFacts):
     analyzed: bool = False
     imports: dict[str, str] = field(default_factory=dict)
     constants: dict[str, Val] = field(default_factory=dict)
-    functions: dict[str, FunctionIR] = field(default_factory=dict)
+    functions: Mapping[str, FunctionIR] = field(default_factory=dict)
     # constant -> the function whose ``calls`` its value's call ids index (``<module>``,
     # ``Class.__init__`` for ``self.x = ...``): a module-level ``llm = ChatOpenAI(...)``
     owners: dict[str, str] = field(default_factory=dict)
@@ -281,6 +281,9 @@ class PythonFacts(FileFacts):
         self.__dict__.update(state)
 
     __lazy_fields__: ClassVar[tuple[str, ...]] = ("constants", "functions", "owners")
+    # each function's code tree is decoded when the analysis first reads it (a solve after an
+    # edit interprets a few functions of a module and replays the others)
+    __lazy_maps__: ClassVar[tuple[str, ...]] = ("functions",)
 
     def __getattr__(self, name: str) -> Any:
         if name in _TREE:
