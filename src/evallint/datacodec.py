@@ -3,8 +3,9 @@
 The cache must never deserialise anything that can run code (``pickle`` can), so entries are
 JSON. Every container is a tagged array (but the empty tuple, the commonest value of a code
 tree, is ``[]``), so decoding is a walk over lists and strings that can only build:
-str/int/float/bool/None, lists, tuples, sets, dicts, members of evallint's own enums, and
-instances of evallint's own dataclasses. A dataclass is built by its generated
+str/int/float/bool/None, lists, tuples, sets, dicts, members of evallint's own enums,
+instances of evallint's own dataclasses, and :class:`LazyMap` (string keys, each value a JSON
+text decoded by the same rules when it is first read). A dataclass is built by its generated
 ``__init__`` when that only stores the fields, else as a bare instance with its fields set one
 by one: no method the class defines itself (``__post_init__``, properties) runs. Anything
 else in an entry (an unknown tag, a class outside the ``evallint`` package, a field count that
