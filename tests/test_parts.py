@@ -337,3 +337,46 @@ def test_a_released_tree_is_decoded_again_from_what_it_came_from() -> None:
         facts.release_tree()
         assert "functions" not in facts.__dict__
         assert (facts.constants, facts.functions, facts.owners) == tree
+
+
+def test_the_plan_is_read_from_the_cache_until_what_it_reads_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.pyflow import project
+
+    planned: list[int] = []
+    real = project.plan
+
+    def spy(*args: object) -> object:
+        planned.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(project, "plan", spy)
+    write_files(tmp_path, {"a/llm.py": LLM, "a/loop.py": loop("llm", "claude-sonnet-4-5"),
+                           "b/helper.py": LLM, "b/run.py": loop("helper", "claude-haiku-4-5")})
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        cfg = parse_config({}, source=None, root=tmp_path)
+        cfg.respect_gitignore = False
+
+        def check(cache: bool = True) -> list[tuple[str, str, int]]:
+            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
+            assert not result.tool_errors
+            return sorted((f.code, f.path, f.line) for f in result.findings)
+
+        check()
+        assert len(planned) == 1
+        # an edit inside a function: the same modules, imports and names
+        (tmp_path / "b/run.py").write_text(loop("helper", "claude-sonnet-4-5"))
+        edited = check()
+        assert len(planned) == 1
+        # b/run.py now imports a's helper too: the two parts become one
+        (tmp_path / "b/run.py").write_text("from llm import llm_call as other\n"
+                                           + loop("helper", "claude-sonnet-4-5"))
+        joined = check()
+        assert len(planned) == 2
+        planned.clear()
+        assert edited == [("EL301", "a/loop.py", 9), ("EL301", "b/run.py", 9)]
+        assert joined == check(cache=False)
+    finally:
+        os.chdir(old)

@@ -209,6 +209,44 @@ def _closure(start: set[str], resolver: _Resolver, by_path: dict[str, PythonFact
     return seen
 
 
+@dataclass
+class StoredPlan:
+    """A plan as the result cache keeps it: each part's modules, the unanalysed files it may
+    load (by path) and its inputs; and the relevant modules."""
+
+    parts: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
+    relevant: tuple[str, ...]
+
+    @classmethod
+    def of(cls, parts: list[Part], relevant: set[str]) -> StoredPlan:
+        return cls([(tuple(sorted(p.paths)), tuple(f.path for f in p.skipped),
+                     tuple(sorted(p.inputs))) for p in parts], tuple(sorted(relevant)))
+
+    def restore(self, facts: list[PythonFacts]) -> tuple[list[Part], set[str]] | None:
+        """The parts over ``facts`` (None when a file it names is not among them)."""
+        by_path = {f.path: f for f in facts}
+        out: list[Part] = []
+        for paths, skipped, inputs in self.parts:
+            loaded = [by_path.get(path) for path in skipped]
+            if any(f is None for f in loaded):
+                return None
+            out.append(Part(set(paths), [f for f in loaded if f is not None], set(inputs)))
+        return out, set(self.relevant)
+
+
+def planning_digest(facts: list[PythonFacts]) -> str:
+    """Everything :func:`relevant_modules` and :func:`plan` read of ``facts``: an edit inside
+    a function body leaves it as it was, and the plan is then read from the cache."""
+    h = hashlib.blake2b(digest_size=16)
+    for f in facts:
+        if f.analyzed:
+            h.update(repr((f.path, f.module, 1, f.calls_sdk, f.fw_roots,
+                           tuple(f.imports.values()), sorted(f.function_names))).encode())
+        else:
+            h.update(repr((f.path, f.module, 0, f.imported)).encode())
+    return h.hexdigest()
+
+
 def names_digest(facts: list[PythonFacts]) -> str:
     """The project's module names: how every import resolves, and which frameworks are the
     project's own."""

@@ -10,7 +10,14 @@ from evallint.facts import Pos
 from evallint.findings import Related
 from evallint.pyflow.graphs import GraphLoop, builds_graphs, graph_loops
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.parts import Part, names_digest, plan, relevant_modules
+from evallint.pyflow.parts import (
+    Part,
+    StoredPlan,
+    names_digest,
+    plan,
+    planning_digest,
+    relevant_modules,
+)
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import QuietMemo, Replay
 from evallint.pyflow.results import Result
@@ -102,8 +109,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         if isinstance(cached, Result):
             return cached
     tables = Tables(facts)
-    relevant = relevant_modules(tables)
-    parts = plan(facts, tables, relevant)
+    parts, relevant = _plan(facts, tables, cache)
     results: dict[int, Result] = {}
     keys: dict[int, str] = {}
     for i, part in enumerate(parts):
@@ -167,6 +173,23 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         cache.put("pyflow", whole, merged)
         cache.flush()
     return merged
+
+
+def _plan(facts: list[PythonFacts], tables: Tables, cache: Store | None
+          ) -> tuple[list[Part], set[str]]:
+    """The parts and the relevant modules: from the cache when nothing planning reads has
+    changed (the usual edit), else planned and stored."""
+    key = cache.entry_key("plan", planning_digest(facts)) if cache is not None else ""
+    if cache is not None:
+        stored = cache.get("pyflow", key)
+        found = stored.restore(facts) if isinstance(stored, StoredPlan) else None
+        if found is not None:
+            return found
+    relevant = relevant_modules(tables)
+    parts = plan(facts, tables, relevant)
+    if cache is not None:
+        cache.put("pyflow", key, StoredPlan.of(parts, relevant))
+    return parts, relevant
 
 
 def _last_use(which: list[int], parts: list[Part], facts: list[PythonFacts]
