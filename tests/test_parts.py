@@ -38,6 +38,15 @@ def loop(helper: str, judge_model: str) -> str:
             f"def judge(a):\n    return llm_call(a, model={judge_model!r})\n")
 
 
+def findings(root: Path, cache: bool = True) -> list[tuple[str, str, int]]:
+    """The EL301/EL302 findings of a check of ``root`` (the working folder)."""
+    cfg = parse_config({}, source=None, root=root)
+    cfg.respect_gitignore = False
+    result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
+    assert not result.tool_errors
+    return sorted((f.code, f.path, f.line) for f in result.findings)
+
+
 def parts_of(tmp_path: Path, files: dict[str, str]) -> list[Part]:
     write_files(tmp_path, files)
     result = lint_tree(tmp_path, {"EL301"})
@@ -122,52 +131,44 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[set[str]]]:
     yield solved
 
 
-def test_an_edit_solves_only_its_own_part_again(tmp_path: Path,
-                                                counted: list[set[str]]) -> None:
+def test_an_edit_solves_only_its_own_part_again(tmp_path: Path, counted: list[set[str]],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     files = {"a/llm.py": LLM, "a/loop.py": loop("llm", "claude-sonnet-4-5"),
              "b/helper.py": LLM, "b/run.py": loop("helper", "claude-haiku-4-5"),
              "c/prompts.py": "JUDGE = 'x'\n"}
     write_files(tmp_path, files)
-    old = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        cfg = parse_config({}, source=None, root=tmp_path)
-        cfg.respect_gitignore = False
+    monkeypatch.chdir(tmp_path)
 
-        def check(cache: bool = True) -> list[tuple[str, str, int]]:
-            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
-            assert not result.tool_errors
-            return sorted((f.code, f.path, f.line) for f in result.findings)
+    def check(cache: bool = True) -> list[tuple[str, str, int]]:
+        return findings(tmp_path, cache)
 
-        first = check()
-        assert first == [("EL301", "a/loop.py", 9)]
-        assert len(counted) == 2  # cold: both parts
-        counted.clear()
-        assert check() == first
-        assert counted == []  # warm: nothing solved
-        (tmp_path / "b/run.py").write_text(loop("helper", "claude-sonnet-4-5"))
-        edited = check()
-        assert counted == [{"b/helper.py", "b/run.py"}]  # only the edited part
-        counted.clear()
-        assert edited == check(cache=False) == [("EL301", "a/loop.py", 9),
-                                                ("EL301", "b/run.py", 9)]
-        counted.clear()
-        # a module a part imports is one of its inputs: editing it solves that part again
-        (tmp_path / "a/loop.py").write_text("from consts import M\n" +
-                                            loop("llm", "claude-haiku-4-5"))
-        (tmp_path / "a/consts.py").write_text("M = 'claude-haiku-4-5'\n")
-        check()
-        counted.clear()
-        (tmp_path / "a/consts.py").write_text("M = 'claude-opus-4-1'\n")
-        check()
-        assert counted == [{"a/llm.py", "a/loop.py"}]
-        counted.clear()
-        # a file no part reads changes nothing
-        (tmp_path / "c/prompts.py").write_text("JUDGE = 'y'\n")
-        check()
-        assert counted == []
-    finally:
-        os.chdir(old)
+    first = check()
+    assert first == [("EL301", "a/loop.py", 9)]
+    assert len(counted) == 2  # cold: both parts
+    counted.clear()
+    assert check() == first
+    assert counted == []  # warm: nothing solved
+    (tmp_path / "b/run.py").write_text(loop("helper", "claude-sonnet-4-5"))
+    edited = check()
+    assert counted == [{"b/helper.py", "b/run.py"}]  # only the edited part
+    counted.clear()
+    assert edited == check(cache=False) == [("EL301", "a/loop.py", 9),
+                                            ("EL301", "b/run.py", 9)]
+    counted.clear()
+    # a module a part imports is one of its inputs: editing it solves that part again
+    (tmp_path / "a/loop.py").write_text("from consts import M\n" +
+                                        loop("llm", "claude-haiku-4-5"))
+    (tmp_path / "a/consts.py").write_text("M = 'claude-haiku-4-5'\n")
+    check()
+    counted.clear()
+    (tmp_path / "a/consts.py").write_text("M = 'claude-opus-4-1'\n")
+    check()
+    assert counted == [{"a/llm.py", "a/loop.py"}]
+    counted.clear()
+    # a file no part reads changes nothing
+    (tmp_path / "c/prompts.py").write_text("JUDGE = 'y'\n")
+    check()
+    assert counted == []
 
 
 def test_a_forked_child_returns_its_result_or_none_when_it_fails() -> None:
@@ -353,30 +354,18 @@ def test_the_plan_is_read_from_the_cache_until_what_it_reads_changes(
     monkeypatch.setattr(project, "plan", spy)
     write_files(tmp_path, {"a/llm.py": LLM, "a/loop.py": loop("llm", "claude-sonnet-4-5"),
                            "b/helper.py": LLM, "b/run.py": loop("helper", "claude-haiku-4-5")})
-    old = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        cfg = parse_config({}, source=None, root=tmp_path)
-        cfg.respect_gitignore = False
-
-        def check(cache: bool = True) -> list[tuple[str, str, int]]:
-            result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
-            assert not result.tool_errors
-            return sorted((f.code, f.path, f.line) for f in result.findings)
-
-        check()
-        assert len(planned) == 1
-        # an edit inside a function: the same modules, imports and names
-        (tmp_path / "b/run.py").write_text(loop("helper", "claude-sonnet-4-5"))
-        edited = check()
-        assert len(planned) == 1
-        # b/run.py now imports a's helper too: the two parts become one
-        (tmp_path / "b/run.py").write_text("from llm import llm_call as other\n"
-                                           + loop("helper", "claude-sonnet-4-5"))
-        joined = check()
-        assert len(planned) == 2
-        planned.clear()
-        assert edited == [("EL301", "a/loop.py", 9), ("EL301", "b/run.py", 9)]
-        assert joined == check(cache=False)
-    finally:
-        os.chdir(old)
+    monkeypatch.chdir(tmp_path)
+    findings(tmp_path)
+    assert len(planned) == 1
+    # an edit inside a function: the same modules, imports and names
+    (tmp_path / "b/run.py").write_text(loop("helper", "claude-sonnet-4-5"))
+    edited = findings(tmp_path)
+    assert len(planned) == 1
+    # b/run.py now imports a's helper too: the two parts become one
+    (tmp_path / "b/run.py").write_text("from llm import llm_call as other\n"
+                                       + loop("helper", "claude-sonnet-4-5"))
+    joined = findings(tmp_path)
+    assert len(planned) == 2
+    planned.clear()
+    assert edited == [("EL301", "a/loop.py", 9), ("EL301", "b/run.py", 9)]
+    assert joined == findings(tmp_path, cache=False)

@@ -4,30 +4,16 @@ a record is used only while everything its run read is as it was."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evallint import datacodec
-from evallint.config import parse_config
-from evallint.engine import run_check
 from evallint.pyflow import analysis
 from evallint.pyflow.replay import QuietMemo, QuietRun, Replay
 from evallint.pyflow.summaries import Summary, Tables
 from tests.conftest import write_files
-
-LLM = """\
-import anthropic
-
-client = anthropic.Anthropic()
-
-
-def llm_call(prompt, model="claude-sonnet-4-5"):
-    r = client.messages.create(model=model, max_tokens=9,
-                               messages=[{"role": "user", "content": prompt}])
-    return r.content[0].text
-"""
+from tests.test_parts import LLM, findings
 
 # relevant (it imports the LLM module), and every function of it quiet
 TEXT = """\
@@ -78,15 +64,11 @@ JUDGE = ('import llm\n\nINSTRUCTIONS = "You are a strict grader. Score the answe
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Iterator[Path]:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_files(tmp_path, {"llm.py": LLM, "text.py": TEXT, "deep.py": DEEP, "loop.py": LOOP,
                            "prompts.py": NEUTRAL})
-    old = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        yield tmp_path
-    finally:
-        os.chdir(old)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 @pytest.fixture
@@ -104,31 +86,23 @@ def interpreted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     return seen
 
 
-def check(root: Path, cache: bool = True) -> list[tuple[str, str, int]]:
-    cfg = parse_config({}, source=None, root=root)
-    cfg.respect_gitignore = False
-    result = run_check(["."], cfg, {"EL301", "EL302"}, jobs=1, use_cache=cache)
-    assert not result.tool_errors
-    return sorted((f.code, f.path, f.line) for f in result.findings)
-
-
 def test_an_edit_interprets_only_the_edited_module_and_what_reads_it(
         project: Path, interpreted: list[tuple[str, str]]) -> None:
-    first = check(project)
+    first = findings(project)
     assert ("text.py", "clean") in interpreted  # cold: everything
     interpreted.clear()
     with (project / "loop.py").open("a") as fh:
         fh.write("\nDONE = True\n")
-    edited = check(project)
+    edited = findings(project)
     ran = set(interpreted)
     assert {k for k in ran if k[0] == "text.py"} == set()  # quiet, and nothing they read changed
     assert ("loop.py", "make_prompt") in ran  # its module changed
-    assert edited == check(project, cache=False) == first
+    assert edited == findings(project, cache=False) == first
 
 
 def test_a_replayed_module_is_not_decoded(project: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    check(project)
+    findings(project)
     decoded: list[str] = []
     real = datacodec.load_lazy
 
@@ -139,7 +113,7 @@ def test_a_replayed_module_is_not_decoded(project: Path,
     monkeypatch.setattr(datacodec, "load_lazy", spy)
     with (project / "loop.py").open("a") as fh:
         fh.write("\nDONE = True\n")
-    check(project)
+    findings(project)
     assert "text.py" not in decoded
     assert "llm.py" in decoded  # its function calls the LLM: interpreted again
 
@@ -148,29 +122,29 @@ def test_a_record_is_not_used_when_a_module_its_run_read_changed(
         project: Path, interpreted: list[tuple[str, str]]) -> None:
     # make_prompt reads INSTRUCTIONS from prompts.py: neutral text, then a judge's prompt.
     # A stale replay would keep the second call a plain LLM call (no EL301).
-    assert check(project) == []
+    assert findings(project) == []
     interpreted.clear()
     (project / "prompts.py").write_text(JUDGE)
-    edited = check(project)
+    edited = findings(project)
     assert ("loop.py", "make_prompt") in interpreted
     assert ("text.py", "clean") not in interpreted
-    assert edited == check(project, cache=False)
+    assert edited == findings(project, cache=False)
     assert ("EL301", "loop.py", 15) in edited
 
 
 def test_a_record_is_not_used_when_a_callee_summary_changed(
         project: Path, interpreted: list[tuple[str, str]]) -> None:
-    check(project)
+    findings(project)
     interpreted.clear()
     # tidy() now calls the LLM, which changes the summary of clean() (in a module left as it
     # was) and so what make_prompt() (in another) reads: both run again
     (project / "deep.py").write_text(
         "from llm import llm_call\n\n\ndef tidy(text):\n    return llm_call(text)\n")
-    edited = check(project)
+    edited = findings(project)
     assert ("text.py", "clean") in interpreted
     assert ("text.py", "<module>") not in interpreted  # reads nothing that changed
     assert ("loop.py", "make_prompt") in interpreted
-    assert edited == check(project, cache=False)
+    assert edited == findings(project, cache=False)
 
 
 def _tables(tmp_path: Path) -> Tables:

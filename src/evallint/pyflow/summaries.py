@@ -206,9 +206,12 @@ class Tables:
         function's name in it, without decoding any module's code tree."""
         found = self._function_name(qualified, near)
         if self.trace is not None:
-            self.trace.add(("function_name", qualified, near, *(
-                (found[0].path, found[1]) if found else (None, ""))))
+            self._note("function_name", qualified, near, found)
         return found
+
+    def _note(self, method: str, name: str, near: str, found: tuple[Module, str] | None) -> None:
+        assert self.trace is not None
+        self.trace.add((method, name, near, *((found[0].path, found[1]) if found else (None, ""))))
 
     def _function_name(self, qualified: str, near: str) -> tuple[Module, str] | None:
         plain = self._plain_functions.get(qualified, _MISSING)
@@ -263,8 +266,7 @@ class Tables:
     def constant(self, qualified: str, near: str = "") -> tuple[Module, str] | None:
         found = self._constant(qualified, near)
         if self.trace is not None:
-            self.trace.add(("constant", qualified, near, *(
-                (found[0].path, found[1]) if found else (None, ""))))
+            self._note("constant", qualified, near, found)
         return found
 
     def _constant(self, qualified: str, near: str) -> tuple[Module, str] | None:
