@@ -441,13 +441,14 @@ class Analysis:
         return (tuple(sorted(names)) if names else (), bool(self.chats),
                 bool(self.fw_objects), bool(self.fw_runs))
 
-    def _state(self) -> tuple[object, ...]:
-        """What a function's run may have added to the project-wide state: a run that changes
-        it is not replayed (a replay does only what its summary says)."""
+    def _state(self, path: str) -> tuple[object, ...]:
+        """What a run of a function of module ``path`` may have added to the project-wide
+        state (generator-context names only ever go to the function's own module): a run
+        that changes it is not replayed (a replay does only what its summary says)."""
         r = self.result
         return (len(self.chats), len(self.framework), len(self.structural), len(self.self_fed),
                 len(self.scored), len(self.fw_objects), len(self.fw_runs),
-                tuple(self.ambient.items()), sum(len(v) for v in self.genctx.values()),
+                tuple(self.ambient.items()), len(self.genctx.get(path) or ()),
                 len(r.calls), len(r.flows), len(r.loops), len(r.events))
 
     def _fixpoint(self) -> None:
@@ -506,14 +507,15 @@ class Analysis:
         if rep is None:
             new = interp.run()
         else:
-            before, quiet_epoch, prev = self._state(), self.quiet_epoch(mod.path), interp.prev_n
+            before, quiet_epoch, prev = (self._state(mod.path), self.quiet_epoch(mod.path),
+                                         interp.prev_n)
             trace: set[Lookup] = set()
             self.tables.trace = trace
             try:
                 new = interp.run()
             finally:
                 self.tables.trace = None
-            if interp.touched or run == 8 or self._state() != before:
+            if interp.touched or run == 8 or self._state(mod.path) != before:
                 rep.forget(key)
             else:
                 deps = tuple(sorted(interp.deps))
