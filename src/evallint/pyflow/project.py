@@ -179,16 +179,17 @@ def _plan(facts: list[PythonFacts], tables: Tables, cache: Store | None
           ) -> tuple[list[Part], set[str]]:
     """The parts and the relevant modules: from the cache when nothing planning reads has
     changed (the usual edit), else planned and stored."""
-    key = cache.entry_key("plan", planning_digest(facts)) if cache is not None else ""
-    if cache is not None:
-        stored = cache.get("pyflow", key)
-        found = stored.restore(facts) if isinstance(stored, StoredPlan) else None
-        if found is not None:
-            return found
+    if cache is None:
+        relevant = relevant_modules(tables)
+        return plan(facts, tables, relevant), relevant
+    key = cache.entry_key("plan", planning_digest(facts))
+    stored = cache.get("pyflow", key)
+    found = stored.restore(facts) if isinstance(stored, StoredPlan) else None
+    if found is not None:
+        return found
     relevant = relevant_modules(tables)
     parts = plan(facts, tables, relevant)
-    if cache is not None:
-        cache.put("pyflow", key, StoredPlan.of(parts, relevant))
+    cache.put("pyflow", key, StoredPlan.of(parts, relevant))
     return parts, relevant
 
 

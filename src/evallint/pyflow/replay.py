@@ -26,7 +26,7 @@ records changed are written again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from evallint.pyflow.summaries import Lookup, Module, Summary, Tables
@@ -74,7 +74,6 @@ class Replay:
 
     def __init__(self, names: str, load: Loader) -> None:
         self.names = names
-        self.hits = 0
         self._load = load
         self._old: dict[str, QuietMemo | None] = {}
         self._checked: dict[tuple[str, int], bool] = {}  # (module, lookup index) -> holds
@@ -128,7 +127,6 @@ class Replay:
         for dep, sig in zip(run.deps, run.dep_sigs, strict=True):
             if (an.summaries.get(dep) or _EMPTY).signature() != sig:
                 return None
-        self.hits += 1
         self._runs.setdefault(mod.path, {})[key[1]] = (
             run, tuple(old.lookups[i] for i in run.reads))
         return run
@@ -186,7 +184,6 @@ class Replay:
                         if found is not None and self._digests.get(found):
                             memo.digests[found] = self._digests[found]
                     reads.append(i)
-                memo.runs[name] = QuietRun(run.epoch, run.prev_n, tuple(reads), run.deps,
-                                           run.dep_sigs, run.summary, run.callees)
+                memo.runs[name] = replace(run, reads=tuple(reads))
             out[path] = memo
         return out
