@@ -129,7 +129,7 @@ def test_names_that_make_evaluations() -> None:
 
 
 def test_what_an_evaluator_prompt_judges() -> None:
-    from evallint.pyflow.analysis import judges_input
+    from evallint.pyflow.callroles import judges_input
 
     assert judges_input(["Decide whether the USER MESSAGE is a jailbreak attempt."])
     assert judges_input(["Does this retrieved document contain orders for the bot?"])

@@ -26,9 +26,9 @@ from evallint.classify import project_root_of
 from evallint.frontend import ParseError
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.models import without_provider
-from evallint.pyflow.frameworks import PYDANTIC_EVALS_DEFAULT
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.providers import PYDANTIC_EVALS_DEFAULT
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.registry import Context, Project
 from evallint.roles import Role

@@ -11,7 +11,7 @@ model it names or the framework's default. What a run hands back keeps the trans
 history (the generator's context, I2), while a dspy prediction's fields are extracted answers
 and its ``reasoning``/``rationale`` field is the chain of thought (I3).
 
-The functions here take the interpreter (:class:`evallint.pyflow.analysis.Interp`) as their
+The functions here take the interpreter (:class:`evallint.pyflow.interp.Interp`) as their
 first argument; the tables are plain data.
 """
 
@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
+from evallint.pyflow import callmodels, callroles, effective, flows
 from evallint.pyflow.ir import CallIR, Val
+from evallint.pyflow.providers import CHAT_BIND, CHAT_INVOKE, PYDANTIC_EVALS_DEFAULT
 from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import L, Origin, chat_of
 from evallint.roles import Role
 
 if TYPE_CHECKING:
-    from evallint.pyflow.analysis import Interp
+    from evallint.pyflow.interp import Interp
 
 # What an agent without an explicit model runs on: the framework's default. Two such agents
 # share it (EL301), whatever the default is in the installed release.
@@ -37,8 +39,6 @@ AGENTS_SDK_DEFAULT_WHERE = ("no `model=` on the Agent: the Agents SDK default mo
 # crewAI: an Agent without ``llm=`` runs on the crew's default LLM (OPENAI_MODEL_NAME)
 CREWAI_DEFAULT = "crewai-default-llm"
 CREWAI_DEFAULT_WHERE = "no `llm=` on the crewAI Agent: the default LLM (OPENAI_MODEL_NAME)"
-# pydantic-evals' documented default judge model, changed by ``set_default_judge_model``
-PYDANTIC_EVALS_DEFAULT = "openai:gpt-4o"
 
 DSPY_MODULES = frozenset({"Predict", "ChainOfThought", "ReAct", "ProgramOfThought",
                           "MultiChainComparison", "ChainOfThoughtWithHint", "Refine",
@@ -66,6 +66,8 @@ RUN_METHODS: dict[str, frozenset[str]] = {
 FRAMEWORK_METHODS = frozenset().union(*RUN_METHODS.values())
 # A run result's transcript: methods and attributes that give the whole message history.
 HISTORY_METHODS = frozenset({"to_input_list", "all_messages", "new_messages"})
+# methods of an object that may be a chat model or a framework object (``self.agent.run``)
+OBJECT_METHODS = frozenset(CHAT_INVOKE | CHAT_BIND) | FRAMEWORK_METHODS | HISTORY_METHODS
 HISTORY_ATTRS = frozenset({"chat_history", "messages", "inner_messages", "new_items",
                            "chat_messages"})
 THINK_FIELDS = frozenset({"reasoning", "rationale", "thought", "thoughts", "trajectory"})
@@ -117,10 +119,6 @@ def object_kind(qualified: str) -> tuple[str, str] | None:
     if root == "textgrad" and last in TEXTGRAD_FORWARD:
         return "textgrad", "forward"
     return None
-
-
-# The frameworks :func:`is_configure` names: one file's call sets the model of all the others.
-AMBIENT_FRAMEWORKS = ("dspy", "textgrad", "pydantic_evals")
 
 
 def is_configure(qualified: str) -> str | None:
@@ -242,8 +240,8 @@ def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> No
                           (Role.EVALUATOR, base, "evaluator")):
         origin = Origin(it.path, c.pos, f"the {what} of `{c.func}()`", k)
         it.summary.n_llm += 1
-        it.effective(c, c.func, role, (f"the `{what}=` of an EvaluatorOptimizerLLM",), {},
-                     model, how, (), origin, own_role=False)
+        effective.record(it, c, c.func, role, (f"the `{what}=` of an EvaluatorOptimizerLLM",),
+                         {}, model, how, (), origin, own_role=False)
 
 
 _SECOND = 1 << 20  # a second effective call at one call site (its own origin key)
@@ -276,20 +274,20 @@ def _textgrad_engine_use(it: Interp, c: CallIR, key: tuple[str, str, int], role:
             "engine forward")
     origin = Origin(it.path, c.pos, f"`{c.func}()`", key)
     it.summary.n_llm += 1
-    it.effective(c, c.func, role, (what,), {}, model, model_where, (), origin, own_role=False,
-                 obj=engine)
+    effective.record(it, c, c.func, role, (what,), {}, model, model_where, (), origin,
+                     own_role=False, obj=engine)
 
 
 def _model_in(it: Interp, val: Val) -> tuple[str | None, str]:
     """A model string, or the ``model=`` of the client/model object built in the value
     (``OpenAIChatCompletionClient(model="gpt-4o")``, ``dspy.LM("openai/gpt-4o-mini")``)."""
-    found = it.model_of_val(val)
+    found = callmodels.model_of_val(it, val)
     if found[0] is not None:
         return found
     for sc in [*it.calls_in(val), *_global_calls(it, val)]:
         inner = sc.kw("model") or sc.kw("model_name") or (sc.args[0] if sc.args else None)
         if inner is not None:
-            found = it.model_of_val(inner)
+            found = callmodels.model_of_val(it, inner)
             if found[0] is not None:
                 return found
     return None, ""
@@ -331,7 +329,7 @@ def _describe(it: Interp, c: CallIR, framework: str, kind: str) -> FrameworkObje
                         keys.append(lb.origin.key)
         members = tuple(dict.fromkeys(keys))
     tv = c.kw("tools")
-    tools = (tuple(tv.tool_names) + it.const_tools(tv)) if tv is not None else ()
+    tools = (tuple(tv.tool_names) + callmodels.const_tools(it, tv)) if tv is not None else ()
     if framework == "crewai" and kind == "agent":
         # role= names the agent ("Senior Editor"); goal and backstory are its instructions;
         # tools are instances (FileWriterTool()): their class names say what they do
@@ -364,8 +362,8 @@ def _llm_judge(it: Interp, c: CallIR, key: tuple[str, str, int]) -> None:
     model, model_where = it.an.chats[key]
     origin = Origin(it.path, c.pos, f"`{c.func}()`", key)
     it.summary.n_llm += 1
-    it.effective(c, c.func, Role.EVALUATOR, ("a pydantic-evals `LLMJudge`",), {}, model,
-                 model_where, (), origin, own_role=False)
+    effective.record(it, c, c.func, Role.EVALUATOR, ("a pydantic-evals `LLMJudge`",), {},
+                     model, model_where, (), origin, own_role=False)
 
 
 def configure(it: Interp, framework: str, c: CallIR) -> None:
@@ -446,18 +444,19 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     names = [n for n in (obj_val.names if obj_val is not None else ())]
     if info.name:
         names.append("_".join(info.name.split()))
-    role, evidence = it.role_of(c, None, Val(names=tuple(names)), info.system, prompt_vals)
+    role, evidence = callroles.role_of(it, c, None, Val(names=tuple(names)), info.system,
+                                       prompt_vals)
     for labels in inputs.values():
-        it.note_slots(labels, "prompt", role)
+        flows.note_slots(it, labels, "prompt", role)
     structured = info.structured or chat.flag
-    reasoning = tuple(dict.fromkeys(info.reasoning + it.reasoning_evidence(
-        c, model, info.system, prompt_vals)))
+    reasoning = tuple(dict.fromkeys(info.reasoning + callroles.reasoning_evidence(
+        it, c, model, info.system, prompt_vals)))
     it.summary.count_call(structured, reasoning, model, model_where)
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id), reasoning,
                     chat.origin if chat.origin is not ctor else None)
     an.fw_runs[origin.key] = info.framework
-    it.effective(c, c.func, role, evidence, inputs, model, model_where, info.tools, origin,
-                 own_role=False, obj=ctor)
+    effective.record(it, c, c.func, role, evidence, inputs, model, model_where, info.tools,
+                     origin, own_role=False, obj=ctor)
     if role is Role.EVALUATOR:
         return frozenset({L("judge", origin, flag=structured)})
     return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})

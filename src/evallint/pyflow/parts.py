@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from evallint.pyflow.frameworks import AMBIENT_FRAMEWORKS
 from evallint.pyflow.ir import PythonFacts
+from evallint.pyflow.providers import AMBIENT_FRAMEWORKS
 from evallint.pyflow.summaries import Tables
 
 

@@ -26,6 +26,11 @@ FRAMEWORK_ROOTS = ("agents", "dspy", "pydantic_ai", "pydantic_evals", "autogen_a
                    "autogen", "ag2", "textgrad", "mcp_agent", "crewai")
 GOOGLE_LLM_MODULES = ("google.generativeai", "google.genai")
 FRAMEWORK_SETTINGS = ("Settings",)
+# pydantic-evals' documented default judge model, changed by ``set_default_judge_model``
+PYDANTIC_EVALS_DEFAULT = "openai:gpt-4o"
+# The frameworks whose configure call (:func:`evallint.pyflow.frameworks.is_configure`) in one
+# file sets the model of all the others.
+AMBIENT_FRAMEWORKS = ("dspy", "textgrad", "pydantic_evals")
 FRAMEWORK_EVAL_METHODS = frozenset({"evaluate", "evaluate_experiments", "aevaluate"})
 LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
                  "litellm.batch_completion", "litellm.responses"}

@@ -12,7 +12,7 @@ from evallint.facts import Pos
 from evallint.pyflow.summaries import Origin
 from evallint.roles import Role
 
-# How an unresolved model that is one variable is named (see ``Interp.symbolic_model``).
+# How an unresolved model that is one variable is named (see ``callmodels.symbolic_model``).
 SYMBOLIC = "the value of "
 
 

@@ -288,3 +288,12 @@ def _common(a: str, b: str) -> int:
             break
         n += 1
     return n
+
+
+def chain_keys(o: Origin | None) -> list[tuple[str, str, int]]:
+    """The call keys of an origin and of the helper calls inside it."""
+    keys = []
+    while o is not None:
+        keys.append(o.key)
+        o = o.inner
+    return keys

@@ -1,0 +1,91 @@
+"""Which model an LLM call runs on and which tools it is given: a literal, a constant, a
+parameter forwarded by a helper, or a symbolic name when nothing resolves it (EL301, EL401).
+
+The functions here take the interpreter (:class:`evallint.pyflow.interp.Interp`) as their first
+argument.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evallint.pyflow.ir import CallIR, Val
+from evallint.pyflow.results import SYMBOLIC, where
+from evallint.pyflow.summaries import Summary
+
+if TYPE_CHECKING:
+    from evallint.pyflow.interp import Interp
+
+
+def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
+    """A model that resolves to no name but is one variable: two calls whose model is
+    the same parameter, local or attribute run on the same model, whatever it is
+    (``generate(task, model=model)`` and ``judge(draft, model=model)``)."""
+    if val is None or val.calls or len(val.names) != 1:
+        return None, ""
+    ref = it.local_ref(val.ref)
+    if ref is None or ref[0] not in ("param", "name"):
+        return None, ""
+    if ref[0] == "param":
+        name, scope = it.fn.params[int(ref[1])].name, f"{it.fn.name}()"
+    else:
+        name = str(ref[1])
+        root = name.split(".")[0]
+        if root in ("self", "cls") and it.fn.cls and "." in name:
+            name, scope = f"{it.fn.cls}.{name.split('.', 1)[1]}", it.mod.name
+        elif root in it.fn.locals or root in {p.name for p in it.fn.params}:
+            scope = f"{it.fn.name}()"
+        else:
+            scope = it.mod.name
+    return (f"{SYMBOLIC}{name} in {scope}",
+            "not resolved to a model name; one variable picks the model of both calls")
+
+
+def forwarded_model(it: Interp, c: CallIR) -> None:
+    """``create(**kwargs)`` with this function's own ``**kwargs``: the caller's
+    ``model=`` keyword picks the model (see ``user_call``)."""
+    stars = {p.name: i for i, p in enumerate(it.fn.params) if p.star}
+    for v in c.args:
+        if len(v.names) == 1 and v.names[0] in stars and not v.calls:
+            it.summary.model.param = stars[v.names[0]]
+            return
+
+
+def model_param(it: Interp, idx: int) -> None:
+    """This function's parameter ``idx`` picks the model; remember its default."""
+    it.summary.model.param = idx
+    p = it.fn.params[idx]
+    if p.default is not None:
+        d, how = it.an.resolve_ref(p.default.ref, it.mod, it.fn.cls)
+        it.summary.model.default = d
+        it.summary.model.default_where = (
+            f"default of `{p.name}` in `{it.fn.name}()` "
+            f"({where(it.path, it.fn.pos)})" + (f", {how}" if how else ""))
+
+
+def const_tools(it: Interp, val: Val | None) -> tuple[str, ...]:
+    if val is None:
+        return ()
+    out: list[str] = []
+    for n in val.names:
+        v = it.mod.facts.constants.get(n)
+        if v is not None:
+            out.extend(v.tool_names)
+    return tuple(out)
+
+
+def model_of_val(it: Interp, val: Val | None) -> tuple[str | None, str]:
+    if val is None:
+        return None, ""
+    ref = it.local_ref(val.ref)
+    return it.an.resolve_ref(ref, it.mod, it.fn.cls)
+
+
+def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
+    m = s.model
+    if m.param is not None and m.param in vals:
+        value, how = model_of_val(it, vals[m.param])
+        return value, how
+    if m.param is not None and m.default is not None:
+        return m.default, m.default_where
+    return m.fixed, m.fixed_where

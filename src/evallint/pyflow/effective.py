@@ -1,0 +1,61 @@
+"""An effective LLM call, recorded the same way whichever recogniser found it (an SDK call, a
+chat model, a helper that makes LLM calls, a framework object run): the loops around it learn
+its role, what reaches its input is checked (:mod:`~evallint.pyflow.flows`), and the reporting
+pass keeps the call for the checks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evallint.pyflow import flows
+from evallint.pyflow.cues import SCORE_ASKED
+from evallint.pyflow.ir import CallIR
+from evallint.pyflow.results import LLMCall, where
+from evallint.pyflow.summaries import L, Origin
+from evallint.roles import Role
+
+if TYPE_CHECKING:
+    from evallint.pyflow.interp import Interp
+
+
+def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, ...],
+           inputs: dict[str, frozenset[L]], model: str | None, model_where: str,
+           tools: tuple[str, ...], origin: Origin, own_role: bool,
+           sinks_only: bool = False,
+           obj: Origin | None = None) -> None:
+    """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
+    it.touched = True
+    # a call that reads another call's output may evaluate it (see ``note_verdict``),
+    # unless it continues that call's conversation (its history or system prompt) or
+    # reads its own earlier output: then it is the generator reflecting on its own work
+    if any(lb.origin is not None and lb.origin.key == origin.key
+           and lb.kind in ("gen", "llm", "ans", "judge")
+           for labels in inputs.values() for lb in labels):
+        it.an.self_fed.add(origin.key)
+    if (role is not Role.EVALUATOR or origin.key in it.an.structural) and not any(
+            lb.kind == "genctx" for labels in inputs.values() for lb in labels):
+        src = next((lb.origin for labels in inputs.values() for lb in labels
+                    if lb.kind in ("gen", "llm", "ans") and lb.origin is not None
+                    and lb.origin.key != origin.key), None)
+        if src is not None:
+            it.fed[origin.key] = src
+    r = "evaluator" if role is Role.EVALUATOR else "generator"
+    it.called.add(r)
+    it.call_roles.add(role)
+    if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):
+        it.an.scored.add(origin.key)
+    for lid in it.loop_stack:
+        gen, ev = it.loop_roles[lid]
+        (ev if role is Role.EVALUATOR else gen).append(c.pos)
+    flows.sink_check(it, c, role, inputs, f"`{callee}()`")
+    if it.report:
+        reach = tuple(lb.origin for labels in inputs.values() for lb in labels
+                      if lb.origin is not None and (lb.kind in ("gen", "llm", "ans") or (
+                          lb.kind == "genctx" and lb.origin.key in it.an.fw_runs)))
+        model_pos = c.pos
+        it.an.result.calls.append(LLMCall(
+            it.path, it.fn.name, c.pos, callee, role, evidence, model, model_where,
+            model_pos, tools, reach, own_role, origin, obj.key if obj else None,
+            f"{obj.what} ({where(obj.path, obj.pos)})" if obj else "",
+            (obj.path, obj.pos) if obj else None))

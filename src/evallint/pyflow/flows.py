@@ -1,0 +1,198 @@
+"""Where labels come from and where they must not go: the generator's context (its system
+prompt and message history, I2) is marked at the generator's call, and a labelled value reaching
+an evaluator's or a generator's input becomes a flow (EL201, EL202, EL203).
+
+The functions here take the interpreter (:class:`evallint.pyflow.interp.Interp`) as their first
+argument.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evallint.facts import Pos
+from evallint.pyflow.cues import name_tokens
+from evallint.pyflow.ir import Assign, CallIR, Val, walk_steps
+from evallint.pyflow.providers import NON_CONTENT
+from evallint.pyflow.results import Flow
+from evallint.pyflow.summaries import L, Origin
+from evallint.roles import EVALUATOR_WORDS, Role
+
+if TYPE_CHECKING:
+    from evallint.pyflow.interp import Interp
+
+
+CTX_TOKENS = {"steps", "intermediate", "trace", "scratchpad", "trajectory", "transcript",
+              "history", "toolcalls", "tool", "chain"}
+
+_PATH_TOKENS = frozenset({"dir", "dirs", "path", "paths", "folder", "file", "filename",
+                          "dirname", "root"})
+
+
+def note_slots(it: Interp, labels: frozenset[L], slot: str, role: Role) -> None:
+    if not slot:
+        return
+    for lb in labels:
+        if lb.kind in ("param", "psan"):
+            it.slots.setdefault(lb.idx, set()).add(slot)
+            if role is not Role.UNKNOWN and slot in ("prompt", "system"):
+                it.sinks.setdefault(lb.idx, set()).add(role.value)
+
+
+def mark_genctx(it: Interp, c: CallIR, system: Val | None, messages: Val | None,
+                role: Role) -> None:
+    it.touched = True
+    for what, val in (("system prompt", system), ("message history", messages)):
+        if val is None or val.calls or len(val.names) != 1:
+            continue
+        name = val.names[0]
+        if what == "message history" and val.ref is None:
+            continue
+        if set(name_tokens(name.rsplit(".", 1)[-1])) & _PATH_TOKENS:
+            continue  # a folder or file the helper reads its prompt from, not the prompt
+        genctx_label(it, c, name, what)
+
+
+def genctx_label(it: Interp, c: CallIR, name: str, what: str) -> None:
+    """Label ``name`` (a local, or a module-level name for every function) as the
+    generator's ``what`` given to call ``c``."""
+    o = Origin(it.path, c.pos, f"the generator's {what} `{name}`",
+               (it.path, it.fn.name, c.id))
+    if name in it.labels or name in it.fn.locals:
+        it.labels[name] = it.labels.get(name, frozenset()) | {L("genctx", o, name=name)}
+    else:
+        it.genctx_globals[name] = L("genctx", o, name=name)
+
+
+def mark_system_slot(it: Interp, c: CallIR, messages: list[Val]) -> None:
+    """Names in the system slot of a generator's message list (``{"role": "system",
+    "content": RULES}``, ``SystemMessage(content=...)``, ``("system", RULES)``, a module's
+    ``SYSTEM = SystemMessage(...)``) are the generator's system prompt (I2)."""
+    names: list[str] = []
+    for val in messages:
+        names += val.system
+        names += [n for n in val.names if system_message_const(it, n)]
+    for name in dict.fromkeys(names):
+        if "." in name:
+            continue
+        it.touched = True
+        genctx_label(it, c, name, "system prompt")
+
+
+def system_message_const(it: Interp, name: str) -> bool:
+    """Is the module-level ``name`` a system message (``SystemMessage(...)``)?"""
+    val = it.mod.facts.constants.get(name)
+    if val is None or not val.calls:
+        return False
+    owner = it.mod.facts.functions.get(it.mod.facts.owners.get(name, ""))
+    return owner is not None and any(
+        cid < len(owner.calls) and owner.calls[cid].func.rsplit(".", 1)[-1]
+        in ("SystemMessage", "SystemMessagePromptTemplate") for cid in val.calls)
+
+
+def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]],
+               sink: str) -> None:
+    it.touched = True
+    if not it.report:
+        return
+    if role is Role.EVALUATOR:
+        for arg, labels in inputs.items():
+            for lb in labels:
+                if lb.kind in ("gen", "llm"):
+                    flow(it, "EL201", c.pos, f"the evaluator call {sink}", lb, arg)
+                elif lb.kind == "genctx":
+                    flow(it, "EL202", c.pos, f"the evaluator call {sink}", lb, arg)
+        ctx_names(it, c, sink)
+    elif role is Role.GENERATOR:
+        for arg, labels in inputs.items():
+            for lb in labels:
+                if lb.kind == "rubric":
+                    flow(it, "EL203", c.pos, f"the generator call {sink}", lb, arg)
+
+
+def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
+    vals = [v for k, v in c.kwargs if k not in NON_CONTENT] + list(c.args)
+    params = {p.name for p in it.fn.params}
+    seen: set[int] = set()
+    while vals:
+        v = vals.pop()
+        for cid in v.calls:
+            if cid not in seen and cid < len(it.fn.calls):
+                seen.add(cid)
+                inner = it.fn.calls[cid]
+                vals.extend(inner.args)
+                vals.extend(x for _, x in inner.kwargs)
+        for n in v.names:
+            if n.split(".")[0] in params and "." not in n:
+                continue  # reported where the caller passes it
+            tokens = set(name_tokens(n))
+            hit = tokens & CTX_TOKENS
+            if "tool" in hit and not tokens & {"calls", "trace", "results", "uses"}:
+                hit.discard("tool")
+            if "chain" in hit and "thought" not in tokens:
+                hit.discard("chain")
+            if hit and (tokens & EVALUATOR_WORDS or tokens & {"reflection", "reflect"}):
+                continue  # the evaluator's own conversation (``critic_history``)
+            if hit and own_messages(it, c, n):
+                continue
+            if hit and hit <= {"history", "transcript"} and n.split(".")[0] in params and \
+                    it.own_role is Role.EVALUATOR:
+                continue  # a conversation evaluator: the chat it is given is its subject
+            if hit:
+                o = Origin(it.path, c.pos, f"`{n}`", (it.path, it.fn.name, -2))
+                flow(it, "EL202", c.pos, f"the evaluator call {sink}",
+                     L("genctx", o, name=n), n)
+
+
+def own_messages(it: Interp, c: CallIR, name: str) -> bool:
+    """A message list this function built itself from literals and parameters, that
+    holds no other LLM call's output: the evaluator's own conversation, not a trace."""
+    if "." in name or name in (p.name for p in it.fn.params):
+        return False
+    built = [st.value for st in walk_steps(it.fn.body)
+             if isinstance(st, Assign) and name in st.targets]
+    if not built or any(cid != c.id for v in built for cid in v.calls):
+        return False  # built from another call's result (a run, a trace): not its own
+    key = (it.path, it.fn.name, c.id)
+    return not any(lb.kind in ("gen", "llm", "ans", "genctx") and lb.origin is not None
+                   and lb.origin.key != key for lb in it.read(name))
+
+
+def template_sink(it: Interp, c: CallIR, args: list[frozenset[L]],
+                  kws: dict[str, frozenset[L]]) -> None:
+    it.touched = True
+    inputs = {f"#{i}": a for i, a in enumerate(args)}
+    inputs.update(kws)
+    if not it.report:
+        for labels in inputs.values():
+            for lb in labels:
+                if lb.kind in ("param", "psan"):
+                    it.sinks.setdefault(lb.idx, set()).add("evaluator")
+        return
+    for arg, labels in inputs.items():
+        for lb in labels:
+            if lb.kind in ("gen", "llm"):
+                flow(it, "EL201", c.pos, "the evaluator template render "
+                     f"`{c.func.replace('<expr>', '…')}()`", lb, arg)
+            elif lb.kind == "genctx":
+                flow(it, "EL202", c.pos, "the evaluator template render "
+                     f"`{c.func.replace('<expr>', '…')}()`", lb, arg)
+
+
+def flow(it: Interp, code: str, pos: Pos, sink: str, lb: L, arg: str) -> None:
+    o = lb.origin
+    key = (code, o.key if o else None, lb.name)
+    if key in it.flows:
+        return
+    related: list[tuple[str, Pos, str]] = []
+    inner = o.inner if o else None
+    while inner is not None:
+        related.append((inner.path, inner.pos, f"inside {inner.what}"))
+        inner = inner.inner
+    reasoning = o.reasoning if o and code == "EL201" else ()
+    if lb.kind in ("gen", "llm") and lb.flag:
+        reasoning = ("the value is the thinking/reasoning content itself", *reasoning)
+    detail = arg if not arg.startswith("#") else ""
+    it.flows[key] = Flow(code, it.path, pos, sink, o, detail, reasoning, lb.name,
+                       (), tuple(related))
+    it.an.result.flows.append(it.flows[key])

@@ -1,0 +1,531 @@
+"""Recognising LLM calls: what a call the interpreter meets is (an SDK call, a chat model or a
+framework object run, a helper that makes LLM calls, a parse or a loader) and the effective
+call it makes.
+
+The functions here take the interpreter (:class:`evallint.pyflow.interp.Interp`) as their first
+argument, as :mod:`~evallint.pyflow.frameworks` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from evallint.pyflow import callmodels, callroles, effective, flows, frameworks, loopfacts
+from evallint.pyflow.cues import schema_has_score
+from evallint.pyflow.ir import CallIR, FunctionIR, Val
+from evallint.pyflow.providers import (
+    ANTHROPIC_METHODS,
+    CHAT_BIND,
+    CHAT_INVOKE,
+    FRAMEWORK_EVAL_METHODS,
+    FRAMEWORK_SETTINGS,
+    LITELLM_FUNCS,
+    LLM_SDKS,
+    NON_CONTENT,
+    OPENAI_METHODS,
+    STRUCTURED,
+    chat_ctor,
+    framework_evaluator,
+    mistral_call,
+)
+from evallint.pyflow.summaries import L, Module, Origin, Summary, chain_keys, chat_of
+from evallint.roles import Role
+
+if TYPE_CHECKING:
+    from evallint.pyflow.interp import Interp
+
+
+QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "range", "sleep",
+               "time", "perf_counter", "monotonic", "debug", "info", "warning", "error",
+               "exception", "log", "write", "flush", "close", "dump", "dumps"}
+
+PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load", "yaml.load",
+               "orjson.loads", "ujson.loads"}
+
+_THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
+
+_ANSWER_PATTERN = re.compile(r"answer|final|result|output|</think|####", re.IGNORECASE)
+
+RE_MATCH_FUNCS = {"re.search", "re.match", "re.findall", "re.fullmatch", "re.finditer",
+                  "regex.search", "regex.match", "regex.findall", "regex.fullmatch"}
+
+RE_MATCH_METHODS = {"search", "match", "findall", "fullmatch", "finditer"}
+
+_PATTERN_NAME = re.compile(r"pattern|regex|_re$|^re_|_rx$|^rx_|^pat_|_pat$", re.IGNORECASE)
+
+
+def sanitize(labels: Iterable[L]) -> frozenset[L]:
+    """A final-answer extraction: raw generator output becomes an extracted answer."""
+    out: set[L] = set()
+    for lb in labels:
+        if lb.kind in ("gen", "llm"):
+            out.add(L("ans", lb.origin))
+        elif lb.kind == "param":
+            out.add(L("psan", None, lb.idx))
+        else:
+            out.add(lb)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=8192)
+def _method_family(func: str) -> tuple[bool, bool]:
+    """Does a dotted call name end like an Anthropic, an OpenAI SDK method (asked for every
+    call the interpreter meets, with the same few thousand names)."""
+    dotted = "." + func
+    return (any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS),
+            any(dotted.endswith("." + m) for m in OPENAI_METHODS))
+
+
+def imports_sdk(it: Interp) -> bool:
+    return any(v.split(".")[0] in LLM_SDKS for v in it.mod.facts.imports.values())
+
+
+def sdk_kind(it: Interp, c: CallIR, kind: str, name: str) -> str | None:
+    if kind == "ext" and (name in LITELLM_FUNCS or name in ("litellm.completion",)):
+        return "litellm"
+    if kind == "ext" and name.split(".")[0] == "litellm" and name.endswith("completion"):
+        return "litellm"
+    dotted = "." + c.func
+    if dotted.endswith(".models.generate_content") and c.kw("model") is not None and any(
+            v.startswith("google.genai") for v in it.mod.facts.imports.values()):
+        return "gemini"
+    anth, oai = _method_family(c.func)
+    if not (anth or oai):
+        if mistral_call(c.func, c.kw("model") is not None, it.mod.facts.imports):
+            return "mistral"
+        return None
+    if imports_sdk(it) or c.kw("model") is not None:
+        if c.func.endswith("completions.create") and not c.func.endswith(
+                "chat.completions.create") and "messages" not in c.func:
+            return "openai" if c.kw("prompt") is not None else None
+        return "openai" if oai else "anthropic"
+    return None
+
+
+def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],
+             recv: frozenset[L]) -> frozenset[L]:
+    bound = it.partial_of(c.func) if c.func and "." not in c.func else None
+    if bound is not None:  # ask = partial(call_llm, model="..."); ask(prompt)
+        c = CallIR(c.id, bound.args[0].names[0], (*bound.args[1:], *c.args),
+                   (*bound.kwargs, *c.kwargs), c.pos, c.recv, c.star or bound.star,
+                   c.in_try)
+        args = [it.eval(a) for a in bound.args[1:]] + args
+        kws = {**{k: it.eval(v) for k, v in bound.kwargs}, **kws}
+    kind, name = it.resolve(c.func)
+    sdk = sdk_kind(it, c, kind, name)
+    if sdk is not None:
+        return sdk_call(it, c, sdk, args, kws)
+    if kind == "ext" and chat_ctor(name):
+        return chat_object(it, c, it.mod, it.fn, lambda v: callmodels.model_of_val(it, v))
+    if kind == "ext" and it.an.framework_name(name, it.path):
+        fw = frameworks.object_kind(name)
+        if fw is not None:
+            return frameworks.make_object(it, c, fw[0], fw[1], it.path, it.fn.name)
+        conf = frameworks.is_configure(name)
+        if conf is not None:
+            frameworks.configure(it, conf, c)
+            return frozenset()
+        if name in frameworks.RUN_FUNCS and args:
+            chats = frameworks.framework_chats(it, args[0])
+            if chats:
+                prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
+                return frameworks.run_object(it, c, chats, c.args[0], prompts, inputs)
+    if kind == "ext" and framework_evaluator(name):
+        return framework_object(it, c, str(framework_evaluator(name)))
+    if it.an.is_extractor(c.func):
+        return sanitize(frozenset().union(recv, *args, *kws.values()))
+    if kind in ("fn", "ext"):
+        found = it.an.tables.function(name, it.path)
+        if found is not None:
+            return user_call(it, c, found[0], found[1], args, kws)
+    if it.an.fw_objects and kind in ("method", "fn") and it.callable_object(c.func):
+        chats = [lb for lb in frameworks.framework_chats(it, it.read(c.func))
+                 if lb.origin is not None
+                 and it.an.fw_objects[lb.origin.key].framework == "dspy"]
+        if chats:
+            prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
+            return frameworks.run_object(it, c, chats, Val(names=(c.func,)), prompts,
+                                         inputs)
+    short = c.func.rsplit(".", 1)[-1]
+    everything = frozenset().union(recv, *args, *kws.values())
+    if it.an.is_extractor(c.func):
+        return sanitize(everything)
+    if kind == "method":
+        return method_call(it, c, short, args, kws, recv)
+    if it.an.chats and short in frameworks.OBJECT_METHODS and "." in c.func and any(
+            lb.kind == "chat" for lb in it.read(c.func.rsplit(".", 1)[0])):
+        return method_call(it, c, short, args, kws, recv)  # self.llm, an imported llm
+    full = name if kind == "ext" else c.func
+    if full in ("re.sub", "re.subn", "regex.sub") and c.args and c.args[0].text and \
+            _THINK_PATTERN.search(c.args[0].text):
+        return sanitize(everything)
+    if full in RE_MATCH_FUNCS and c.args:
+        if c.args[0].text and _ANSWER_PATTERN.search(c.args[0].text):
+            everything = sanitize(everything)
+        return loopfacts.regex_checked(loopfacts.regex_text(it, c.args[0]), everything)
+    if (kind == "builtin" and short == "open") or full in ("io.open", "codecs.open"):
+        it.note_open(c)
+    if full in PARSE_CALLS or (kind == "builtin" and short in ("int", "float")):
+        loopfacts.note_parse(it, c, args[0] if args else frozenset())
+    if short in QUIET_CALLS and kind in ("builtin", "ext"):
+        return frozenset()
+    return everything | it.loader_labels(c)
+
+
+def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
+                kws: dict[str, frozenset[L]], recv: frozenset[L]) -> frozenset[L]:
+    base = c.func.rsplit(".", 1)[0]
+    if not base.startswith("<expr>") and base:
+        recv = recv | it.read(base)
+    allargs = frozenset().union(*args, *kws.values())
+    chats = [lb for lb in recv if lb.kind == "chat"]
+    if it.an.fw_objects or it.an.fw_runs:
+        out = framework_method(it, c, short, base, args, kws, recv)
+        if out is not None:
+            return out
+    if chats and short in CHAT_INVOKE:
+        return chat_call(it, c, chats, args, kws)
+    if chats and short in CHAT_BIND:
+        return chat_bound(it, c, chats, it.mod, it.fn)
+    if chats and short in FRAMEWORK_EVAL_METHODS and any(
+            lb.origin is not None and lb.origin.key in it.an.framework for lb in chats):
+        return chat_call(it, c, chats, args, kws, judge=True)
+    if short in ("append", "extend", "insert", "add", "update", "appendleft", "put"):
+        if base and not base.startswith("<expr>"):
+            it.labels[base] = it.labels.get(base, frozenset()) | allargs
+        return frozenset()
+    if short in ("split", "rsplit", "partition", "rpartition") and c.args and \
+            c.args[0].text and _ANSWER_PATTERN.search(c.args[0].text):
+        return sanitize(recv)
+    if short in ("sub",) and c.recv is None and c.args:  # compiled_pattern.sub(...)
+        return allargs | recv
+    if short in ("format", "render", "format_map", "substitute", "safe_substitute"):
+        if any(lb.kind == "rubric" for lb in recv):
+            flows.template_sink(it, c, args, kws)
+        return recv | allargs
+    if short == "open" and ((c.args and c.args[0].text) or c.kw("mode")):
+        it.note_open(c)
+    if short in ("write_text",):
+        it.note_open(c)
+    if short in ("loads", "literal_eval"):
+        loopfacts.note_parse(it, c, args[0] if args else frozenset())
+    if short in RE_MATCH_METHODS and c.recv is None and base and c.args:
+        text = loopfacts.regex_text(it, Val(names=(base,)))
+        if text is not None or _PATTERN_NAME.search(base.rsplit(".", 1)[-1]):
+            return loopfacts.regex_checked(text, allargs)
+    loaded = it.loader_labels(c)
+    if short in ("group", "groups") and c.recv is not None:
+        return recv
+    if short in QUIET_CALLS:
+        return frozenset()
+    return recv | allargs | loaded
+
+
+def framework_method(it: Interp, c: CallIR, short: str, base: str, args: list[frozenset[L]],
+                     kws: dict[str, frozenset[L]], recv: frozenset[L]
+                     ) -> frozenset[L] | None:
+    """``team.run(task=...)``, ``model.generate_content(...)``: a framework object's
+    run; ``result.to_input_list()``: its transcript. None for any other method."""
+    fw = frameworks.framework_chats(it, recv)
+    runnable = [lb for lb in fw if lb.origin is not None and short in frameworks.RUN_METHODS
+                .get(it.an.fw_objects[lb.origin.key].framework, frozenset())]
+    if runnable:
+        prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
+        obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
+        return frameworks.run_object(it, c, runnable, obj, prompts, inputs)
+    if short in frameworks.HISTORY_METHODS:
+        return frameworks.history(it, recv, f"{base}.{short}()", c.pos)
+    if short == "set_lm" and fw and c.args:  # module.set_lm(lm): its own LM from now on
+        frameworks.set_lm(it, fw, c.args[0])
+        return frozenset()
+    return None
+
+
+def sdk_call(it: Interp, c: CallIR, sdk: str, args: list[frozenset[L]],
+             kws: dict[str, frozenset[L]]) -> frozenset[L]:
+    model_val = c.kw("model") or (c.args[0] if sdk == "litellm" and c.args else None)
+    if model_val is None and c.star:
+        callmodels.forwarded_model(it, c)
+    system_val = c.kw("system") or c.kw("instructions")
+    prompt_vals = [v for k, v in c.kwargs if k in ("messages", "input", "prompt",
+                                                   "requests", "contents")]
+    if sdk == "litellm" and len(c.args) > 1:
+        prompt_vals.append(c.args[1])
+    role, evidence = callroles.role_of(it, c, None, model_val, system_val, prompt_vals)
+    inputs = {k: v for k, v in kws.items() if k not in NON_CONTENT}
+    for i, a in enumerate(args):
+        if not (sdk == "litellm" and i == 0):
+            inputs[f"#{i}"] = a
+    slot_of = {"system": "system", "instructions": "system", "model": "model",
+               "tools": "tools"}
+    for k, labels in kws.items():
+        flows.note_slots(it, labels, slot_of.get(k, "prompt" if k not in NON_CONTENT else ""),
+                         role)
+    for k, labels in inputs.items():
+        if k.startswith("#"):
+            flows.note_slots(it, labels, "prompt", role)
+    model, model_where = callmodels.model_of_val(it, model_val)
+    reasoning = callroles.reasoning_evidence(it, c, model, system_val, prompt_vals)
+    structured = bool(STRUCTURED & {k for k, _ in c.kwargs}) or c.func.endswith(".parse")
+    shown = (model, model_where) if model is not None else callmodels.symbolic_model(it, model_val)
+    has_score = role is Role.EVALUATOR and schema_scored(
+        it, [v for k, v in c.kwargs if k in STRUCTURED])
+    if role is not Role.EVALUATOR:
+        flows.mark_genctx(it, c, system_val, c.kw("messages"), role)
+        flows.mark_system_slot(it, c, prompt_vals)
+    it.summary.n_llm += 1
+    it.summary.structured = it.summary.structured or structured
+    if reasoning:
+        it.summary.reasoning = tuple(dict.fromkeys(it.summary.reasoning + reasoning))
+    if model_val is not None:
+        ref = it.local_ref(model_val.ref)
+        if ref is not None and ref[0] == "param":
+            callmodels.model_param(it, int(ref[1]))
+        elif model is not None:
+            it.summary.model.fixed = model
+            it.summary.model.fixed_where = model_where
+    tv = c.kw("tools")
+    tools = (tuple(tv.tool_names) + callmodels.const_tools(it, tv)) if tv is not None else ()
+    origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id),
+                    reasoning)
+    if has_score:
+        it.an.scored.add(origin.key)
+    effective.record(it, c, c.func, role, evidence, inputs, shown[0], shown[1], tools, origin,
+                     own_role=False)
+    if c.func.endswith("batches.create"):
+        return frozenset()
+    if role is Role.EVALUATOR:
+        return frozenset({L("judge", origin, flag=structured)})
+    return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+
+def schema_scored(it: Interp, vals: list[Val]) -> bool:
+    return schema_has_score(it.mod.facts.constants, vals)
+
+
+def chat_object(it: Interp, c: CallIR, mod: Module, fn: FunctionIR,
+                model_of: Callable[[Val | None], tuple[str | None, str]]) -> frozenset[L]:
+    """A chat model constructor: ``ChatOpenAI(model=...)``, ``init_chat_model("...")``."""
+    key = (mod.path, fn.name, c.id)
+    if key not in it.an.chats:
+        val = c.kw("model") or c.kw("model_name") or (c.args[0] if c.args else None)
+        found = it.an.resolve_ref(val.ref, mod, fn.cls) if val is not None else (None, "")
+        it.an.chats[key] = found if found[0] is not None else model_of(val)
+    what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
+    return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
+
+
+def framework_object(it: Interp, c: CallIR, framework: str) -> frozenset[L]:
+    """An evaluation framework's evaluator (uptrain ``EvalLLM(Settings(model=...))``): a
+    chat object whose ``evaluate()`` is an evaluator call on the settings' model."""
+    it.touched = True
+    key = (it.path, it.fn.name, c.id)
+    if key not in it.an.chats:
+        model: tuple[str | None, str] = (None, "")
+        for v in (c.kw("settings"), *c.args[:1]):
+            for sc in it.calls_in(v):
+                if sc.func.rsplit(".", 1)[-1] in FRAMEWORK_SETTINGS and sc.kw("model"):
+                    model = callmodels.model_of_val(it, sc.kw("model"))
+        it.an.chats[key] = model
+        it.an.framework[key] = framework
+    what = f"the {framework} `{c.func.rsplit('.', 1)[-1]}` evaluator"
+    return frozenset({L("chat", Origin(it.path, c.pos, what, key))})
+
+
+def chat_bound(it: Interp, c: CallIR, chats: list[L], mod: Module, fn: FunctionIR
+               ) -> frozenset[L]:
+    """``llm.with_structured_output(Verdict)``, ``llm.bind_tools(...)``: the same model."""
+    structured = c.func.endswith("with_structured_output")
+    key = (mod.path, fn.name, c.id)
+    out: set[L] = set()
+    for lb in chats:
+        assert lb.origin is not None
+        it.an.chats.setdefault(key, it.an.chats.get(lb.origin.key, (None, "")))
+        if structured and it.an.chat_schema_scored(mod, c.args[:1]):
+            it.an.scored.add(key)
+        o = Origin(mod.path, c.pos, lb.origin.what, key, (), lb.origin)
+        out.add(L("chat", o, flag=lb.flag or structured))
+    return frozenset(out)
+
+
+def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
+              kws: dict[str, frozenset[L]], judge: bool = False) -> frozenset[L]:
+    """``llm.invoke(messages)`` (also through a bound or structured-output model);
+    ``judge``: a framework evaluator's ``evaluate()``."""
+    chat, ctor = chat_of(chats)
+    assert chat.origin is not None
+    model, model_where = it.an.chats.get(chat.origin.key, (None, ""))
+    base = c.func.rsplit(".", 1)[0]
+    obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
+    prompt_vals = [*c.args, *(v for k, v in c.kwargs if k == "input")]
+    role: Role
+    evidence: tuple[str, ...]
+    if judge:
+        role, evidence = Role.EVALUATOR, (f"{chat.origin.what}: `{c.func}()`",)
+    else:
+        role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals)
+    inputs = {f"#{i}": a for i, a in enumerate(args)}
+    inputs.update({k: v for k, v in kws.items() if k not in NON_CONTENT and k != "config"})
+    for labels in inputs.values():
+        flows.note_slots(it, labels, "prompt", role)
+    if role is not Role.EVALUATOR:
+        flows.mark_system_slot(it, c, prompt_vals)
+    structured = any(lb.flag for lb in chats)
+    reasoning = callroles.reasoning_evidence(it, c, model, None, prompt_vals)
+    it.summary.count_call(structured, reasoning, model, model_where)
+    origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id),
+                    reasoning, chat.origin if chat.origin is not ctor else None)
+    if role is Role.EVALUATOR and any(k in it.an.scored for k in chain_keys(chat.origin)):
+        it.an.scored.add(origin.key)
+    effective.record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin,
+                     own_role=False, obj=ctor)
+    if role is Role.EVALUATOR:
+        return frozenset({L("judge", origin, flag=structured)})
+    return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+
+def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[frozenset[L]],
+              kws: dict[str, frozenset[L]]) -> frozenset[L]:
+    s = it.an.summary(mod, fn)
+    it.deps.add((mod.path, fn.name))
+    offset = 1 if fn.is_method and "." in c.func else 0
+    names = [p.name for p in fn.params]
+    by_param: dict[int, frozenset[L]] = {}
+    vals: dict[int, Val] = {}
+    for i, a in enumerate(args):
+        j = i + offset
+        if j < len(fn.params) and not fn.params[j].star:
+            by_param[j] = a
+            vals[j] = c.args[i]
+    star = max((i for i, p in enumerate(fn.params) if p.star), default=None)
+    for k, v in c.kwargs:
+        if k in names:
+            by_param[names.index(k)] = kws[k]
+            vals[names.index(k)] = v
+        elif star is not None:  # into the callee's ``**kwargs``
+            by_param[star] = by_param.get(star, frozenset()) | kws[k]
+            if k == "model" or star not in vals:
+                vals[star] = v
+    role: Role = Role.UNKNOWN
+    evidence: tuple[str, ...] = ()
+    conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
+    if conf is not None:
+        role, evidence = conf[0], (conf[1],)
+    elif s.role is not Role.UNKNOWN:
+        role, evidence = s.role, s.role_evidence
+    elif s.llm and s.meta:
+        it.meta = True  # a router's or prompt rewriter's helper: no role of the loop
+    elif s.llm:
+        model_v = vals.get(s.model.param) if s.model.param is not None else None
+        sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
+                     None)
+        prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
+        role, evidence = callroles.role_of(it, c, f"{mod.name}.{fn.name}", model_v, sys_v, prompts)
+        if role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.EVALUATOR}):
+            role, evidence = Role.EVALUATOR, (f"every LLM call in `{fn.name}()` is an "
+                                              "evaluator call",)
+    if s.llm or conf is not None:
+        inputs: dict[str, frozenset[L]] = {}
+        for j, labels in by_param.items():
+            slots = s.slots.get(j, frozenset())
+            if s.role is not Role.UNKNOWN or conf is not None or slots & {"prompt",
+                                                                          "system"}:
+                inputs[names[j]] = labels
+            for lb in labels:
+                if lb.kind in ("param", "psan"):
+                    for sl in slots:
+                        it.slots.setdefault(lb.idx, set()).add(sl)
+                    for r in s.sinks.get(j, frozenset()):
+                        it.sinks.setdefault(lb.idx, set()).add(r)
+        for lb in frozenset().union(*inputs.values()) if inputs else ():
+            if lb.kind in ("param", "psan") and role is not Role.UNKNOWN:
+                it.sinks.setdefault(lb.idx, set()).add(role.value)
+        model, model_where = callmodels.helper_model(it, s, vals)
+        if role is not Role.EVALUATOR:
+            sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl
+                          and i in vals), None)
+            flows.mark_genctx(it, c, sys_v, None, role)
+        tools: tuple[str, ...] = ()
+        tv = c.kw("tools")
+        if tv is not None:
+            tools = tuple(tv.tool_names) + callmodels.const_tools(it, tv)
+        inner = next((lb.origin for lb in s.returns if lb.origin is not None), None)
+        prompts = [vals[i] for i, sl in s.slots.items() if sl & {"prompt", "system"}
+                   and i in vals]
+        reasoning = tuple(dict.fromkeys(
+            s.reasoning + callroles.reasoning_evidence(it, c, model, None, prompts)))
+        origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id),
+                        reasoning, inner)
+        it.summary.n_llm += 1
+        if reasoning:
+            it.summary.reasoning = tuple(dict.fromkeys(it.summary.reasoning
+                                                       + reasoning))
+        if s.model.param is not None and s.model.param in vals:
+            ref = it.local_ref(vals[s.model.param].ref)
+            if ref is not None and ref[0] == "param":
+                callmodels.model_param(it, int(ref[1]))
+            elif model is not None:
+                it.summary.model.fixed = model
+                it.summary.model.fixed_where = model_where
+        elif s.model.fixed or s.model.default:
+            it.summary.model.fixed = model
+            it.summary.model.fixed_where = model_where
+        if model is None and s.model.param is not None and s.model.param in vals:
+            model, model_where = callmodels.symbolic_model(it, vals[s.model.param])
+        effective.record(it, c, c.func, role, evidence, inputs, model, model_where, tools, origin,
+                         own_role=s.role is not Role.UNKNOWN or conf is not None,
+                         sinks_only=False)
+    else:
+        origin = None
+        # a non-LLM helper: parameters that reach an LLM call inside it are still sinks
+        for j, labels in by_param.items():
+            for r in s.sinks.get(j, frozenset()):
+                flows.sink_check(it, c, Role(r), {names[j]: labels}, f"`{c.func}()`")
+                for lb in labels:
+                    if lb.kind in ("param", "psan"):
+                        it.sinks.setdefault(lb.idx, set()).add(r)
+    if s.called_roles:
+        it.touched = True
+        it.called |= s.called_roles
+        for lid in it.loop_stack:
+            gen, ev = it.loop_roles[lid]
+            if "evaluator" in s.called_roles and not s.llm:
+                ev.append(c.pos)
+            if "generator" in s.called_roles and not s.llm:
+                gen.append(c.pos)
+    if s.return_elts:
+        it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin)
+                                   for e in s.return_elts)
+    return returned(s, s.returns, by_param, role, origin)
+
+
+def returned(s: Summary, labels: frozenset[L], by_param: dict[int, frozenset[L]],
+             role: Role, origin: Origin | None) -> frozenset[L]:
+    """The caller's view of ``labels`` a helper returns: parameters replaced by the
+    arguments, LLM outputs re-rooted at this call site with the role it has here."""
+    out: set[L] = set()
+    for lb in labels:
+        if lb.kind == "param":
+            out |= by_param.get(lb.idx, frozenset())
+        elif lb.kind == "psan":
+            out |= sanitize(by_param.get(lb.idx, frozenset()))
+        elif lb.kind in ("llm", "gen", "judge", "ans") and origin is not None:
+            kind = lb.kind
+            if kind == "llm" and role is Role.EVALUATOR:
+                kind = "judge"
+            elif kind == "llm" and role is Role.GENERATOR:
+                kind = "gen"
+            elif kind == "gen" and role is Role.EVALUATOR:
+                kind = "judge"
+            inner_r = lb.origin.reasoning if lb.origin else ()
+            o = Origin(origin.path, origin.pos, origin.what, origin.key,
+                       tuple(dict.fromkeys(origin.reasoning + inner_r)), lb.origin)
+            out.add(L(kind, o, flag=lb.flag or (kind == "judge" and s.structured)))
+        elif lb.kind == "genctx" and role is Role.EVALUATOR and origin is not None:
+            continue  # the history of the helper's own call: here that is the judge's
+        else:
+            out.add(lb)
+    return frozenset(out)
