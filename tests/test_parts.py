@@ -369,3 +369,31 @@ def test_the_plan_is_read_from_the_cache_until_what_it_reads_changes(
     planned.clear()
     assert edited == [("EL301", "a/loop.py", 9), ("EL301", "b/run.py", 9)]
     assert joined == findings(tmp_path, cache=False)
+
+
+def test_a_skipped_file_the_analysis_loads_is_parsed_once_per_content(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evallint.pyflow import project
+
+    loaded: list[str] = []
+    real = project._load
+
+    def spy(facts: PythonFacts) -> PythonFacts | None:
+        loaded.append(facts.path)
+        return real(facts)
+
+    monkeypatch.setattr(project, "_load", spy)
+    # nothing to analyse in main.py on its own: the analysis loads it for what it imports
+    main = "from helper import llm_call\n\nprint(llm_call(llm_call('x')))\n"
+    write_files(tmp_path, {"helper.py": LLM, "main.py": main})
+    monkeypatch.chdir(tmp_path)
+    first = findings(tmp_path)
+    assert loaded == ["main.py"]
+    # the helper edited: its part is solved again, main.py read from the cache
+    (tmp_path / "helper.py").write_text(LLM + "\n\nRETRIES = 2\n")
+    assert findings(tmp_path) == first
+    assert loaded == ["main.py"]
+    # main.py edited: parsed again
+    (tmp_path / "main.py").write_text(main.replace("'x'", "'y'"))
+    assert findings(tmp_path) == findings(tmp_path, cache=False)
+    assert loaded == ["main.py", "main.py", "main.py"]  # the second: the run without cache

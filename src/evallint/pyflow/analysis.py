@@ -132,15 +132,16 @@ class Analysis:
         # Functions whose imports now resolve elsewhere (or at all) run again, as do those of
         # modules importing them (constants and chat objects are read through imports);
         # summaries that change then reach their callers through the fixpoint.
-        stale = {m.path for m in self.tables.modules
-                 if m.path in before and self._import_targets(m) != before[m.path]}
+        after = {m.path: self._import_targets(m) for m in self.tables.modules}
+        stale = {path for path, targets in after.items()
+                 if path in before and targets != before[path]}
         stale |= {f.path for f in loaded}
         changed = True
         while changed:
             changed = False
-            for m in self.tables.modules:
-                if m.path not in stale and stale.intersection(self._import_targets(m)):
-                    stale.add(m.path)
+            for path, targets in after.items():
+                if path not in stale and stale.intersection(targets):
+                    stale.add(path)
                     changed = True
         self._stale = {(m.path, f) for m in self.tables.modules if m.path in stale
                        for f in m.facts.function_names}

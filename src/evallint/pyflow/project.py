@@ -133,12 +133,24 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
             found = cache.get("pyflow", memo_key(path, digest)) if cache is not None else None
             return found if isinstance(found, QuietMemo) else None
 
+        def load(f: PythonFacts) -> PythonFacts | None:
+            """:func:`_load` through the cache: a skipped file is parsed once per content
+            (and an edit run whose part loads one imports no front-end for it)."""
+            k = cache.entry_key("loaded", f.path, f.digest) if cache and f.digest else ""
+            hit = cache.get("pyflow", k) if cache and k else None
+            if isinstance(hit, PythonFacts):
+                return hit
+            found = _load(f)
+            if cache and k and found is not None and found.digest == f.digest:
+                cache.put("pyflow", k, found)
+            return found
+
         def solve(which: list[int]) -> list[tuple[Result, dict[str, QuietMemo]]]:
             out: list[tuple[Result, dict[str, QuietMemo]]] = []
             done_after = _last_use(which, parts, facts)
             for n, i in enumerate(which):
                 replay = Replay(names, load_memo) if cache is not None else None
-                an = Analysis(facts, project.config, extract, load=_load, part=parts[i],
+                an = Analysis(facts, project.config, extract, load=load, part=parts[i],
                               tables=(tables, relevant), replay=replay)
                 res = an.run()
                 out.append((res, replay.memos(an.quiet_keys()) if replay else {}))
