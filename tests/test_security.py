@@ -406,8 +406,14 @@ def test_a_module_s_functions_come_back_one_by_one_as_they_are_read(tmp_path: Pa
     assert dict(again.functions) == want
 
 
+def _segmented(body: str, *segments: bytes, lengths: str | None = None) -> bytes:
+    """An entry in the segmented form: a line of JSON, a newline, the segments."""
+    sizes = lengths if lengths is not None else json.dumps([len(x) for x in segments])
+    return f"[[], {body}, {sizes}]".encode() + b"\n" + b"".join(segments)
+
+
 def test_a_broken_entry_of_a_lazy_map_fails_only_when_it_is_read() -> None:
-    lazy = datacodec.decode(b'[[], ["M", "a", "[\\"C\\", 999]", "b", "[\\"T\\", 1, 2]"]]')
+    lazy = datacodec.decode(_segmented('["M", "a", 0, "b", 1]', b'["C", 999]', b'["T", 1, 2]'))
     assert list(lazy) == ["a", "b"] and "a" in lazy
     assert lazy["b"] == (1, 2)  # the other entry still reads
     with pytest.raises(datacodec.CodecError):
@@ -418,3 +424,31 @@ def test_a_broken_entry_of_a_lazy_map_fails_only_when_it_is_read() -> None:
 def test_a_malformed_lazy_map_is_refused(body: str) -> None:
     with pytest.raises(datacodec.CodecError):
         datacodec.decode(f"[[], {body}]".encode())
+
+
+@pytest.mark.parametrize(("body", "lengths"), [
+    ('["M", "a", 1]', None),  # past the last segment
+    ('["M", "a", -1]', None),
+    ('["M", "a", "0"]', None),  # an index, not text
+    ('["M", "a", 0]', "[3]"),  # segments longer than the entry
+    ('["M", "a", 0]', "[1]"),  # shorter: bytes left over
+    ('["M", "a", 0]', "[-2, 4]"),
+    ('["M", "a", 0]', '"2"'),
+])
+def test_a_segment_out_of_bounds_is_refused(body: str, lengths: str | None) -> None:
+    with pytest.raises(datacodec.CodecError):
+        datacodec.decode(_segmented(body, b"[]", lengths=lengths))
+
+
+def test_lazy_parts_travel_as_segments_after_one_line_of_json(tmp_path: Path) -> None:
+    facts = _module_facts(tmp_path)
+    blob = datacodec.encode(facts)
+    line, _, rest = blob.partition(b"\n")
+    assert b"messages.create" not in line  # the code tree is not in the line
+    assert b'\\"' not in blob  # nor JSON text quoted inside JSON
+    head = json.loads(line)
+    assert sum(head[2]) == len(rest)
+    back = datacodec.decode(blob)
+    assert back.functions["ask"] == facts.functions["ask"]
+    with pytest.raises(datacodec.CodecError):
+        datacodec.decode(blob[:-1])  # a segment cut short

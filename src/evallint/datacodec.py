@@ -9,7 +9,15 @@ text decoded by the same rules when it is first read). A dataclass is built by i
 ``__init__`` when that only stores the fields, else as a bare instance with its fields set one
 by one: no method the class defines itself (``__post_init__``, properties) runs. Anything
 else in an entry (an unknown tag, a class outside the ``evallint`` package, a field count that
-does not match, a JSON object) raises :class:`CodecError`, which the cache treats as a miss.
+does not match, a JSON object, a segment out of bounds) raises :class:`CodecError`, which the
+cache treats as a miss.
+
+What stays encoded until it is read (a class's lazy fields, a lazy map's values) is not a JSON
+string inside the entry but a *segment* after it: an entry is one line of JSON,
+``[classes, body]`` or ``[classes, body, lengths]``, then a newline and the segments' bytes
+end to end, ``lengths`` long; the body names a segment by its index. Reading an entry parses
+that line only, and a segment is sliced out when its value is first read: most of a module's
+entry is its code tree, which a run after an edit mostly never reads.
 """
 
 from __future__ import annotations
@@ -63,11 +71,11 @@ def load_lazy(obj: Any, keep: bool = False) -> bool:
     ``obj`` holds no such encoding; CodecError when it is broken (it was authenticated, so that
     is a bug, not an attack). ``keep``: the encoding stays, to decode again after the fields
     are dropped."""
-    text = obj.__dict__.get(LAZY_ATTR) if keep else obj.__dict__.pop(LAZY_ATTR, None)
-    if text is None:
+    blob = obj.__dict__.get(LAZY_ATTR) if keep else obj.__dict__.pop(LAZY_ATTR, None)
+    if blob is None:
         return False
     names: tuple[str, ...] = type(obj).__lazy_fields__
-    values = decode(text.encode("utf-8", "surrogatepass"))
+    values = decode(blob)
     if not isinstance(values, tuple) or len(values) != len(names):
         raise CodecError(f"{type(obj).__name__}: bad lazy part")
     for name, value in zip(names, values, strict=True):
@@ -100,11 +108,12 @@ class LazyMap(Mapping[str, Any]):
     once: a module's functions, of which a solve after an edit runs a few (the others replay,
     see :mod:`evallint.pyflow.replay`). Its keys are known without decoding anything."""
 
-    __slots__ = ("_decoder", "_done", "_raw")
+    __slots__ = ("_blob", "_decoder", "_done", "_raw")
 
-    def __init__(self, decoder: _Decoder, raw: dict[str, str]) -> None:
+    def __init__(self, decoder: _Decoder, blob: bytes, raw: dict[str, tuple[int, int]]) -> None:
         self._decoder = decoder
-        self._raw = raw
+        self._blob = blob
+        self._raw = raw  # key -> where its value's JSON text is in ``blob``
         self._done: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
@@ -112,9 +121,9 @@ class LazyMap(Mapping[str, Any]):
             return self._done[key]
         except KeyError:
             pass
-        text = self._raw[key]
+        start, end = self._raw[key]
         try:
-            data = json.loads(text, object_hook=_no_objects)
+            data = json.loads(self._blob[start:end], object_hook=_no_objects)
             value = self._decoder.dec(data) if type(data) is list else data
         except (ValueError, TypeError, RecursionError) as exc:  # CodecError is a ValueError
             raise CodecError(f"lazy map entry {key!r}: {exc}") from exc
@@ -140,6 +149,7 @@ class _Encoder:
 
     def __init__(self) -> None:
         self.classes: list[str] = []
+        self.segments: list[bytes] = []
         self.index: dict[type, int] = {}
         enc = self.enc
         self.handlers: dict[type, Callable[[Any], Any]] = {
@@ -169,16 +179,21 @@ class _Encoder:
             flat.append(enc(v))
         return flat
 
+    def segment(self, data: bytes) -> int:
+        self.segments.append(data)
+        return len(self.segments) - 1
+
     def _items(self, obj: _Items) -> list[Any]:
         """A mapping whose values are each kept as their own JSON text (over this encoding's
-        class table), decoded one by one when read: see :class:`LazyMap`."""
+        class table, in a segment), decoded one by one when read: see :class:`LazyMap`."""
         flat: list[Any] = ["M"]
         for k, v in obj.mapping.items():
             if type(k) is not str:
                 raise CodecError("a lazy map's keys are strings")
             flat.append(k)
-            flat.append(json.dumps(self.enc(v), separators=(",", ":"), ensure_ascii=False,
-                                   allow_nan=False))
+            flat.append(self.segment(json.dumps(
+                self.enc(v), separators=(",", ":"), ensure_ascii=False,
+                allow_nan=False).encode("utf-8", "surrogatepass")))
         return flat
 
     def _handler(self, t: type) -> Callable[[Any], Any]:
@@ -195,8 +210,7 @@ class _Encoder:
                 def handler(o: Any) -> Any:
                     inner = encode(tuple(_Items(getattr(o, n)) if n in maps else getattr(o, n)
                                          for n in lazy))
-                    return ["C", i, *[enc(getattr(o, n)) for n in names],
-                            inner.decode("utf-8", "surrogatepass")]
+                    return ["C", i, *[enc(getattr(o, n)) for n in names], self.segment(inner)]
             else:
                 defaults = _plain_defaults(t)
                 fields = operator.attrgetter(*names) if len(names) > 1 else None
@@ -233,11 +247,14 @@ def encode(obj: Any) -> bytes:
     enc = _Encoder()
     try:
         body = enc.enc(obj)
-        text = json.dumps([enc.classes, body], separators=(",", ":"), ensure_ascii=False,
-                          allow_nan=False)
+        head: list[Any] = [enc.classes, body]
+        if enc.segments:
+            head.append([len(seg) for seg in enc.segments])
+        text = json.dumps(head, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (ValueError, RecursionError) as exc:  # NaN, absurd nesting
         raise CodecError(str(exc)) from exc
-    return text.encode("utf-8", "surrogatepass")
+    line = text.encode("utf-8", "surrogatepass")  # no newline: JSON escapes it in strings
+    return line if not enc.segments else b"\n".join((line, b"".join(enc.segments)))
 
 
 def _resolve(name: Any) -> type:
@@ -291,6 +308,14 @@ class _Decoder:
         self.plain = [p for _, p in found]
         # for a plain class, how many values it takes at most (-1: built field by field)
         self.arity = [len(_field_names(c)) if p else -1 for c, p in found]
+        # the segments of the entry being decoded (see :func:`decode`)
+        self.blob = b""
+        self.spans: list[tuple[int, int]] = []
+
+    def span(self, i: Any) -> tuple[int, int]:
+        if type(i) is not int or not 0 <= i < len(self.spans):
+            raise CodecError("bad segment index")
+        return self.spans[i]
 
     def cls(self, i: Any) -> int:
         if type(i) is not int or not 0 <= i < len(self.classes):
@@ -338,10 +363,11 @@ class _Decoder:
         if tag == "S":
             return {x if type(x) is not list else dec(x, d) if x else () for x in data[1:]}
         if tag == "M":
-            if len(data) % 2 != 1 or not all(type(x) is str for x in data[1:]):
+            if len(data) % 2 != 1 or not all(type(x) is str for x in data[1::2]):
                 raise CodecError("bad lazy map")
-            texts: list[str] = data[1:]
-            return LazyMap(self, dict(zip(texts[::2], texts[1::2], strict=True)))
+            keys: list[str] = data[1::2]
+            return LazyMap(self, self.blob,
+                           dict(zip(keys, map(self.span, data[2::2]), strict=True)))
         if tag == "E" and len(data) == 3:
             cls = self.classes[self.cls(data[1])]
             if not issubclass(cls, Enum):
@@ -360,8 +386,9 @@ class _Decoder:
         lazy = getattr(cls, "__lazy_fields__", ())
         names = tuple(n for n in _field_names(cls) if n not in lazy)
         if lazy:
-            if not values or not isinstance(data[-1], str):
+            if not values or type(data[-1]) is not int:
                 raise CodecError(f"{cls.__name__}: no lazy part")
+            start, end = self.span(data[-1])
             values = values[:-1]
         if len(values) != len(names):
             raise CodecError(f"{cls.__name__}: {len(values)} values for {len(names)} fields")
@@ -369,7 +396,7 @@ class _Decoder:
         for name, value in zip(names, values, strict=True):
             object.__setattr__(obj, name, value)
         if lazy:
-            obj.__dict__[LAZY_ATTR] = data[-1]
+            obj.__dict__[LAZY_ATTR] = self.blob[start:end]
         return obj
 
 
@@ -395,16 +422,36 @@ def _no_objects(pairs: Any) -> Any:
 
 def decode(blob: bytes) -> Any:
     """The object :func:`encode` made; CodecError for anything else (never runs code)."""
+    blob = bytes(blob)
+    cut = blob.find(b"\n")
+    line = blob if cut == -1 else blob[:cut]
     try:
-        top = json.loads(blob.decode("utf-8", "surrogatepass"), object_hook=_no_objects)
+        top = json.loads(line.decode("utf-8", "surrogatepass"), object_hook=_no_objects)
     except (ValueError, RecursionError) as exc:
         raise CodecError(f"not JSON: {exc}") from exc
-    if not isinstance(top, list) or len(top) != 2:
+    if not isinstance(top, list) or len(top) != (2 if cut == -1 else 3):
         raise CodecError("not an evallint encoding")
+    spans: list[tuple[int, int]] = []
+    if cut != -1:
+        lengths = top[2]
+        if not isinstance(lengths, list) or not all(type(n) is int and n >= 0 for n in lengths):
+            raise CodecError("bad segment lengths")
+        at = cut + 1
+        for n in lengths:
+            spans.append((at, at + n))
+            at += n
+        if at != len(blob):
+            raise CodecError("segments do not fill the entry")
     body = top[1]
     if type(body) is not list:
         return body
     try:
-        return _decoder(top[0]).dec(body)
+        decoder = _decoder(top[0])
+        saved = decoder.blob, decoder.spans
+        decoder.blob, decoder.spans = blob, spans
+        try:
+            return decoder.dec(body)
+        finally:
+            decoder.blob, decoder.spans = saved
     except (TypeError, ValueError, RecursionError) as exc:  # unhashable keys, bad arity, nesting
         raise CodecError(str(exc)) from exc
