@@ -29,6 +29,7 @@ from evallint.registry import (
     load_rules,
     modules_for,
 )
+from evallint.toolgrants import SOURCES as GRANT_SOURCES
 from tests.conftest import lint_tree, write_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,7 @@ def test_each_module_is_loaded_for_every_kind_it_registers_for() -> None:
         assert module in MODULE_KINDS, module
         for kind in check.kinds:
             assert _serves(module, kind), (module, check.codes, kind)
-    for fn in [c.fn for c in PROJECT_CHECKS] + list(SOURCES):
+    for fn in [c.fn for c in PROJECT_CHECKS] + list(SOURCES) + list(GRANT_SOURCES):
         assert fn.__module__ in MODULE_KINDS, fn.__module__
 
 
@@ -124,7 +125,7 @@ def test_a_module_left_out_for_a_kind_finds_nothing_in_files_of_that_kind(
                             project.config)
             ctx = Context(project.config, metas, set(metas))
             wanted = set(modules_for([kind]))
-            for fn in [c.fn for c in PROJECT_CHECKS] + list(SOURCES):
+            for fn in [c.fn for c in PROJECT_CHECKS] + list(SOURCES) + list(GRANT_SOURCES):
                 if fn.__module__ in wanted:
                     continue
                 tried.add(kind)

@@ -107,6 +107,7 @@ MODULE_KINDS: dict[str, tuple[str, ...] | None] = {
     "evallint.checks.lock": None,  # the lock file pins files of any kind
     "evallint.checks.loopspec": ("loop-spec",),
     "evallint.checks.models": None,  # pairs from every kind's source
+    "evallint.checks.tools": None,  # tool grants from every kind's source
     "evallint.checks.openai_evals": ("openai-evals",),
     "evallint.checks.promptfoo": ("promptfoo",),
     "evallint.checks.pydantic_datasets": _PY,

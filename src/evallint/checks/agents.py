@@ -17,6 +17,7 @@ from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import name_tokens
 from evallint.toolcaps import VERBS, capability, reported
+from evallint.toolgrants import ToolGrant, grant_source
 
 CORE_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
 _ALIASES = {"sonnet": "claude-sonnet", "opus": "claude-opus", "haiku": "claude-haiku"}
@@ -49,29 +50,41 @@ def _evidence(facts: AgentFacts) -> list[str]:
     return list(facts.role.evidence)
 
 
-@file_check("EL401", "EL402", "EL304", kinds=[FileKind.AGENT])
+def _who(facts: AgentFacts) -> str:
+    return f"evaluator agent '{facts.name or PurePosixPath(facts.path).stem}'"
+
+
+@grant_source
+def agent_grants(project: Project, ctx: Context) -> Iterator[ToolGrant]:
+    """An evaluator agent's write/exec tools: those its ``tools:`` allow-list names, or with
+    no allow-list, those its ``disallowedTools:`` deny-list leaves."""
+    params = ctx.params("EL401")
+    for facts in project.of_kind(FileKind.AGENT):
+        if not isinstance(facts, AgentFacts) or not facts.role.is_evaluator:
+            continue
+        if facts.tools:
+            reasons = tuple(r for t in facts.tools if (r := write_reason(t, params)))
+            yield ToolGrant(_who(facts), facts.path, facts.tools_pos, reasons,
+                            evidence=tuple(_evidence(facts)))
+        elif facts.disallowed is not None and facts.tools is None:
+            denied = {t.name for t in facts.disallowed if t.spec is None}
+            yield ToolGrant(
+                _who(facts), facts.path, facts.disallowed_pos,
+                tuple(r for t in CORE_WRITE if t not in denied
+                      and (r := write_reason(ToolRef(t, None, facts.front_matter_pos), params))),
+                how=" (no tools allow-list, and its disallowedTools deny-list leaves them)",
+                evidence=tuple(_evidence(facts)))
+
+
+@file_check("EL402", "EL304", kinds=[FileKind.AGENT])
 def evaluator_agent(facts: AgentFacts, ctx: Context) -> Iterator[Finding]:
-    """An evaluator agent's tools and model, from its own front matter."""
+    """An evaluator agent's implicit tools and inherited model, from its own front matter
+    (its write/exec tools are EL401's: :func:`agent_grants`)."""
     if not facts.role.is_evaluator:
         return
-    who = f"evaluator agent '{facts.name or PurePosixPath(facts.path).stem}'"
-    params = ctx.params("EL401")
-    if facts.tools is not None and facts.tools:
-        reasons = [r for t in facts.tools if (r := write_reason(t, params))]
-        if reasons:
-            yield ctx.finding(
-                "EL401", facts.path, facts.tools_pos,
-                f"{who} has write/exec tools: {'; '.join(reasons)}",
-                evidence=_evidence(facts))
-    elif facts.disallowed is not None and facts.tools is None:
-        denied = {t.name for t in facts.disallowed if t.spec is None}
-        left = [t for t in CORE_WRITE if t not in denied]
-        if left:
-            yield ctx.finding(
-                "EL401", facts.path, facts.disallowed_pos,
-                f"{who} has no tools allow-list and its disallowedTools deny-list still leaves "
-                f"{', '.join(left)}", evidence=_evidence(facts))
-    else:
+    who = _who(facts)
+    listed = bool(facts.tools) or (facts.disallowed is not None and facts.tools is None)
+    if not listed:  # neither list: every tool of the session
         what = "an empty 'tools:' line" if facts.tools == [] else "no 'tools:' line"
         yield ctx.finding(
             "EL402", facts.path, facts.front_matter_pos,

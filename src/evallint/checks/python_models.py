@@ -1,25 +1,17 @@
-"""EL301/EL302 (same or not cheaper model) and EL401 (write/exec tools) for Python LLM calls."""
+"""The model pairs (EL301/EL302) and tool grants (EL401) of Python LLM calls."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from evallint.findings import Finding
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
-from evallint.pyflow.summaries import Origin
-from evallint.registry import Context, Project, project_check
+from evallint.pyflow.summaries import chain_keys
+from evallint.registry import Context, Project
 from evallint.roles import Role
 from evallint.toolcaps import writes
-
-
-def _chain(o: Origin | None) -> list[tuple[str, str, int]]:
-    keys = []
-    while o is not None:
-        keys.append(o.key)
-        o = o.inner
-    return keys
+from evallint.toolgrants import ToolGrant, grant_source
 
 
 def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
@@ -33,10 +25,10 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
     for x in calls:
         if x.role is not Role.EVALUATOR:
             continue
-        e_keys = [k for k in _chain(x.origin) if k in base_e]
+        e_keys = [k for k in chain_keys(x.origin) if k in base_e]
         # several generators reach this evaluator: the nearest one before it first, so the
         # finding names the same generator on every run (the origins come out of sets)
-        g_keys = sorted({k for o in x.inputs_from for k in _chain(o) if k in base_g},
+        g_keys = sorted({k for o in x.inputs_from for k in chain_keys(o) if k in base_g},
                         key=lambda k: _place(base_g[k]), reverse=True)
         for ek in e_keys:
             for gk in g_keys:
@@ -95,18 +87,17 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             shared=shared)
 
 
-@project_check("EL401")
-def python_tools(project: Project, ctx: Context) -> Iterator[Finding]:
+@grant_source
+def python_grants(project: Project, ctx: Context) -> Iterator[ToolGrant]:
+    """The write/exec tools handed to an evaluator's LLM call (``tools=``, or a framework
+    agent's tools)."""
     result = result_for(project, ctx)
     params = ctx.params("EL401")
     for c in result.calls:
         if c.role is not Role.EVALUATOR or not c.tools:
             continue
-        bad = [t for t in dict.fromkeys(c.tools) if t not in ("function", "custom")
-               and writes(t, params)]
-        if bad:
-            names = ", ".join(f"`{b}`" for b in bad)
-            yield ctx.finding(
-                "EL401", c.path, c.pos,
-                f"the evaluator call at {where(c.path, c.pos)} is given write/exec tools: "
-                f"{names}; an evaluator should only read", evidence=list(c.evidence))
+        yield ToolGrant(
+            f"the evaluator call at {where(c.path, c.pos)}", c.path, c.pos,
+            tuple(f"`{t}`" for t in dict.fromkeys(c.tools)
+                  if t not in ("function", "custom") and writes(t, params)),
+            evidence=tuple(c.evidence))
