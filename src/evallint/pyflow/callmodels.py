@@ -43,7 +43,7 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
 
 def forwarded_model(it: Interp, c: CallIR) -> None:
     """``create(**kwargs)`` with this function's own ``**kwargs``: the caller's
-    ``model=`` keyword picks the model (see ``user_call``)."""
+    ``model=`` keyword picks the model (see ``llmcalls.user_call``)."""
     stars = {p.name: i for i, p in enumerate(it.fn.params) if p.star}
     for v in c.args:
         if len(v.names) == 1 and v.names[0] in stars and not v.calls:

@@ -26,7 +26,7 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
            obj: Origin | None = None) -> None:
     """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
     it.touched = True
-    # a call that reads another call's output may evaluate it (see ``note_verdict``),
+    # a call that reads another call's output may evaluate it (see ``Interp.note_verdict``),
     # unless it continues that call's conversation (its history or system prompt) or
     # reads its own earlier output: then it is the generator reflecting on its own work
     if any(lb.origin is not None and lb.origin.key == origin.key

@@ -134,8 +134,9 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
             return found if isinstance(found, QuietMemo) else None
 
         def load(f: PythonFacts) -> PythonFacts | None:
-            """:func:`_load` through the cache: a skipped file is parsed once per content
-            (and an edit run whose part loads one imports no front-end for it)."""
+            """:func:`_load` through the cache: a skipped file the analysis loads is parsed
+            once per content (one loaded by the forked second solver is not kept: cache
+            writes wait in the process that made them)."""
             k = cache.entry_key("loaded", f.path, f.digest) if cache and f.digest else ""
             hit = cache.get("pyflow", k) if cache and k else None
             if isinstance(hit, PythonFacts):
