@@ -1,18 +1,43 @@
 """Typed facts that front-ends extract and rules read.
 
 Rules never look at raw text: a front-end turns each file into one of these objects, with
-exact 1-based source positions. All facts are plain dataclasses so they pickle (process pool,
-cache) without custom code.
+exact 1-based source positions. All facts are plain dataclasses, sent from the worker
+processes by pickle (positions and the Python IR as their field values: see
+:func:`pickled_by_fields`) and cached as plain data (:mod:`evallint.datacodec`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from evallint.roles import RoleInfo
 
+_C = TypeVar("_C", bound=type)
 
+
+def pickled_by_fields(cls: _C) -> _C:
+    """Pickle a dataclass as its class and its field values, rebuilt by its ``__init__``.
+
+    The default stores each object's fields by name and sets them one by one; a project's
+    code trees are hundreds of thousands of positions and IR objects, sent from each worker to
+    the parent, and this is about a third faster to write, and smaller (same objects back)."""
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    values = operator.attrgetter(*names)
+    if len(names) == 1:
+        def __reduce__(self: Any) -> tuple[type, tuple[Any, ...]]:
+            return cls, (values(self),)
+    else:
+        def __reduce__(self: Any) -> tuple[type, tuple[Any, ...]]:
+            return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
+    return cls
+
+
+@pickled_by_fields
 @dataclass(frozen=True)
 class Pos:
     """A 1-based line and column in the file as the user sees it (cell for notebooks)."""

@@ -10,14 +10,13 @@ public dataclasses below are a stable interface.
 
 from __future__ import annotations
 
-import dataclasses
 import pickle
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evallint import datacodec
-from evallint.facts import FileFacts, Pos, PromptFacts
+from evallint.facts import FileFacts, Pos, PromptFacts, pickled_by_fields
 
 if TYPE_CHECKING:
     from evallint.pyflow.datasets import DatasetRun, JudgeDefault
@@ -28,25 +27,8 @@ if TYPE_CHECKING:
 #   ("env", "VAR", default_ref | None)  os.environ.get / os.getenv with its default
 Ref = tuple  # type: ignore[type-arg,unused-ignore]
 
-_C = TypeVar("_C", bound=type)
 
-
-def _pickled_by_fields(cls: _C) -> _C:
-    """Pickle an IR class as its class and its field values, rebuilt by its ``__init__``.
-
-    The default for a slotted dataclass stores each object's fields by name and sets them one
-    by one; the IR of a project is hundreds of thousands of these objects, sent from each
-    worker to the parent, and this halves the bytes and the time (same objects back)."""
-    names = tuple(f.name for f in dataclasses.fields(cls))
-
-    def __reduce__(self: Any) -> tuple[type, tuple[Any, ...]]:
-        return cls, tuple([getattr(self, n) for n in names])
-
-    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
-    return cls
-
-
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class Val:
     """What an expression is made of.
@@ -85,7 +67,7 @@ class Val:
 EMPTY = Val()
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class CallIR:
     """One call expression. ``func`` is the dotted callee as written (``client.messages.create``,
@@ -108,7 +90,7 @@ class CallIR:
         return None
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class Assign:
     """``targets = value`` (tuple unpacking gives several targets; ``aug`` for ``+=``;
@@ -123,7 +105,7 @@ class Assign:
     unpack: bool = False
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class ExprStep:
     """An expression evaluated for its effect (usually a call)."""
@@ -132,14 +114,14 @@ class ExprStep:
     pos: Pos
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class Return:
     value: Val
     pos: Pos
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class Exit:
     """``break``, ``continue``, ``raise``: only matters for loop bounds."""
@@ -148,7 +130,7 @@ class Exit:
     pos: Pos
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class If:
     test: Val
@@ -157,7 +139,7 @@ class If:
     pos: Pos
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class Loop:
     """A ``for``/``while`` loop. ``id`` is unique in its function; ``end_line`` is its last line."""
@@ -185,7 +167,7 @@ def walk_steps(steps: list[Step]) -> Iterator[Step]:
             yield from walk_steps(st.orelse)
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class Param:
     name: str
@@ -193,7 +175,7 @@ class Param:
     star: bool = False
 
 
-@_pickled_by_fields
+@pickled_by_fields
 @dataclass(slots=True)
 class FunctionIR:
     """A function (``f``, ``Class.method``) or the module body (``<module>``)."""
