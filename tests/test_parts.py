@@ -396,4 +396,4 @@ def test_a_skipped_file_the_analysis_loads_is_parsed_once_per_content(
     # main.py edited: parsed again
     (tmp_path / "main.py").write_text(main.replace("'x'", "'y'"))
     assert findings(tmp_path) == findings(tmp_path, cache=False)
-    assert loaded == ["main.py", "main.py", "main.py"]  # the second: the run without cache
+    assert loaded == ["main.py", "main.py", "main.py"]  # after the edit, and without the cache
