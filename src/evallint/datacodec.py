@@ -381,10 +381,15 @@ class _Decoder:
     def _build(self, cls: type, values: list[Any], data: list[Any]) -> Any:
         """A dataclass whose ``__init__`` does more than store fields, or with a lazy part:
         a bare instance with its fields set one by one (none of its methods runs)."""
-        if not dataclasses.is_dataclass(cls):
-            raise CodecError("not a dataclass")
-        lazy = getattr(cls, "__lazy_fields__", ())
-        names = tuple(n for n in _field_names(cls) if n not in lazy)
+        shape = _SHAPES.get(cls)
+        if shape is None:
+            if not dataclasses.is_dataclass(cls):
+                raise CodecError("not a dataclass")
+            lazy_names: tuple[str, ...] = getattr(cls, "__lazy_fields__", ())
+            shape = _SHAPES[cls] = (
+                tuple(n for n in _field_names(cls) if n not in lazy_names), bool(lazy_names),
+                hasattr(object.__new__(cls), "__dict__"))
+        names, lazy, has_dict = shape
         if lazy:
             if not values or type(data[-1]) is not int:
                 raise CodecError(f"{cls.__name__}: no lazy part")
@@ -392,13 +397,20 @@ class _Decoder:
             values = values[:-1]
         if len(values) != len(names):
             raise CodecError(f"{cls.__name__}: {len(values)} values for {len(names)} fields")
-        obj = object.__new__(cls)
-        for name, value in zip(names, values, strict=True):
-            object.__setattr__(obj, name, value)
+        obj: Any = object.__new__(cls)
+        if has_dict:  # what object.__setattr__ would do for each field, in one call
+            obj.__dict__.update(zip(names, values, strict=True))
+        else:
+            for name, value in zip(names, values, strict=True):
+                object.__setattr__(obj, name, value)
         if lazy:
             obj.__dict__[LAZY_ATTR] = self.blob[start:end]
         return obj
 
+
+# Per class built field by field: its eagerly encoded fields, whether it has a lazy part, and
+# whether its instances keep their fields in a ``__dict__`` (not slots).
+_SHAPES: dict[type, tuple[tuple[str, ...], bool, bool]] = {}
 
 # Decoders by class table: the entries of a run name the same few tables again and again.
 _DECODERS: dict[tuple[Any, ...], _Decoder] = {}
