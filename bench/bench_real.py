@@ -18,7 +18,9 @@ repository, and prints for each tree:
     python bench/bench_real.py [--mirrors /work/.mirror] [--only ragas,dspy] [--runs 3]
 
 Trees and commits are listed in TREES; a tree whose mirror is missing is skipped with a note.
-Figures are medians of ``--runs`` runs.
+Figures are medians of ``--runs`` runs. The baseline, the cold run and the peers' cold runs
+take turns, round by round, and ``x ast`` is the median of each round's ratio, so that a
+drift in the machine's speed between spells does not skew it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -159,15 +162,16 @@ def run_peer(tree: Path, cmd: list[str], stdin: str = "") -> float:
     return time.perf_counter() - start
 
 
-def peers(tree: Path, python: Path, runs: int) -> dict[str, float]:
+def peer_runs(tree: Path, python: Path | None) -> dict[str, Callable[[], float]]:
+    """One cold run of each peer installed beside ``python`` (none without it)."""
+    if python is None:
+        return {}
     paths = "\n".join(path for path, _ in listed(tree))
     agentguard = python.parent / "agentguard"
-    out: dict[str, float] = {}
+    out: dict[str, Callable[[], float]] = {}
     if agentguard.exists():
-        out["agentguard"] = statistics.median(
-            run_peer(tree, [str(agentguard), "."]) for _ in range(runs))
-    out["aiproof"] = statistics.median(
-        run_peer(tree, [str(python), "-c", _AIPROOF], paths) for _ in range(runs))
+        out["agentguard"] = lambda: run_peer(tree, [str(agentguard), "."])
+    out["aiproof"] = lambda: run_peer(tree, [str(python), "-c", _AIPROOF], paths)
     return out
 
 
@@ -208,11 +212,20 @@ def append_edit(path: Path, n: int) -> None:
         fh.write(extra)
 
 
-def bench_tree(name: str, tree: Path, runs: int) -> dict[str, Any]:
+def bench_tree(name: str, tree: Path, runs: int, peers: Path | None = None) -> dict[str, Any]:
     files = evallint_files(tree)
     size = sum(p.stat().st_size for p in files)
-    base = min(baseline(files) for _ in range(runs))
-    cold = [run(tree, "--no-cache") for _ in range(runs)]
+    # The baseline, the cold run and the peers' cold runs take turns, so that the ratios
+    # compare runs of one spell (the machine's speed drifts between spells).
+    others = peer_runs(tree, peers)
+    bases: list[float] = []
+    cold: list[tuple[float, float, int, str]] = []
+    peer_times: dict[str, list[float]] = {k: [] for k in others}
+    for _ in range(runs):
+        bases.append(baseline(files))
+        cold.append(run(tree, "--no-cache"))
+        for k, one in others.items():
+            peer_times[k].append(one())
     shutil.rmtree(tree / ".evallint_cache", ignore_errors=True)
     first = run(tree)
     warm = [run(tree) for _ in range(runs)]
@@ -231,7 +244,9 @@ def bench_tree(name: str, tree: Path, runs: int) -> dict[str, Any]:
     cold_s = statistics.median(c[0] for c in cold)
     warm_s = statistics.median(w[0] for w in warm)
     return {
-        "tree": name, "files": len(files), "mb": size / 1e6, "base": base, "cold": cold_s,
+        "tree": name, "files": len(files), "mb": size / 1e6, "base": statistics.median(bases),
+        "x_ast": statistics.median(c[0] / b for c, b in zip(cold, bases, strict=True)),
+        "peers": {k: statistics.median(v) for k, v in peer_times.items()}, "cold": cold_s,
         "cold_rss": max(c[1] for c in cold), "first_cached": first[0], "warm": warm_s,
         "edit": statistics.median(edits) if edits else None, "summary": cold[0][3],
         "other": (other[1], statistics.median(other_edits)) if other else None,
@@ -260,10 +275,10 @@ def main() -> None:
                 continue
             tree = scratch / name
             export(mirror, commit, tree)
-            r = bench_tree(name, tree, args.runs)
+            r = bench_tree(name, tree, args.runs, args.peers)
             edit = r["edit"]
             print(f"{name:<20}{r['files']:>6}{r['mb']:>6.1f}{r['base']:>7.2f}{r['cold']:>8.2f}"
-                  f"{r['cold'] / r['base']:>7.2f}{r['cold_rss']:>8.0f}{r['warm']:>8.2f}"
+                  f"{r['x_ast']:>7.2f}{r['cold_rss']:>8.0f}{r['warm']:>8.2f}"
                   f"{r['warm'] / r['cold']:>7.2f}"
                   + (f"{edit:>8.2f}{edit / r['warm']:>7.2f}" if edit else "       -      -"),
                   flush=True)
@@ -272,10 +287,9 @@ def main() -> None:
                 kind, secs = r["other"]
                 print(f"{'':<20}after editing one {kind} file: {secs:.2f} s, "
                       f"{secs / r['warm']:.2f}x warm", flush=True)
-            if args.peers:
-                p = peers(tree, args.peers, args.runs)
-                print(f"{'':<20}peers, same tree, cold: evallint {r['cold']:.2f} s; "
-                      + "; ".join(f"{k} {v:.2f} s" for k, v in p.items()), flush=True)
+            if r["peers"]:
+                print(f"{'':<20}peers, same tree, cold, run in turn: evallint {r['cold']:.2f} s; "
+                      + "; ".join(f"{k} {v:.2f} s" for k, v in r["peers"].items()), flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
