@@ -162,6 +162,22 @@ def test_python_m_entry_point_no_traceback(broken: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_the_command_exits_with_its_status_and_every_byte_it_wrote(broken: Path) -> None:
+    """``python -m evallint`` ends with ``os._exit`` after flushing (see ``cli.entry``): the
+    status is the run's, and output written just before still arrives whole."""
+    cmd = [sys.executable, "-m", "evallint"]
+    found = subprocess.run([*cmd, "check", "--no-cache", "--output-format", "json"],
+                           cwd=broken, capture_output=True, text=True, timeout=120)
+    assert found.returncode == 1
+    assert len(json.loads(found.stdout)) == 2  # the JSON arrived whole
+    rules = subprocess.run([*cmd, "rule", "--all"], capture_output=True, text=True,
+                           timeout=120)
+    assert rules.returncode == 0 and len(rules.stdout) > 50_000 and "EL905" in rules.stdout
+    usage = subprocess.run([*cmd, "check", "--no-such-option"], capture_output=True, text=True,
+                           timeout=120)
+    assert usage.returncode == 2 and "No such option" in usage.stderr
+
+
 def test_stdin_filename(tmp_path: Path) -> None:
     runner = CliRunner()
     old = Path.cwd()

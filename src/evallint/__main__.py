@@ -1,6 +1,6 @@
 """Allow ``python -m evallint``."""
 
-from evallint.cli import main
+from evallint.cli import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -388,3 +388,25 @@ def rules_markdown(metas: list[Any]) -> str:
                 m.why.strip(), "", "### Example", "", "```", m.example.strip("\n"), "```", "",
                 "### Use instead", "", "```", m.fix.strip("\n"), "```"]
     return "\n".join(out) + "\n"
+
+
+def entry() -> None:
+    """The ``evallint`` command (and ``python -m evallint``): :func:`main`, then an exit that
+    skips freeing the run's objects one by one, which after a run over a real tree takes tens
+    of milliseconds (50 ms of a 0.43 s run after an edit). Every file the run wrote is closed
+    by then; standard output and error are flushed here."""
+    try:
+        main()  # click's standalone mode: always ends in SystemExit
+        status = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            status = exc.code or 0
+        else:  # as the interpreter does with a message
+            print(exc.code, file=sys.stderr)
+            status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (``| head``): nothing left to say
+            status = status or 1
+    os._exit(status)
