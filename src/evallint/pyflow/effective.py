@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, ...],
            inputs: dict[str, frozenset[L]], model: str | None, model_where: str,
            tools: tuple[str, ...], origin: Origin, own_role: bool,
-           sinks_only: bool = False,
            obj: Origin | None = None) -> None:
     """Record an effective LLM call: loops, sinks, and (when reporting) the call event."""
     it.touched = True

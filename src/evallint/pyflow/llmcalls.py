@@ -476,8 +476,7 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         if model is None and s.model.param is not None and s.model.param in vals:
             model, model_where = callmodels.symbolic_model(it, vals[s.model.param])
         effective.record(it, c, c.func, role, evidence, inputs, model, model_where, tools, origin,
-                         own_role=s.role is not Role.UNKNOWN or conf is not None,
-                         sinks_only=False)
+                         own_role=s.role is not Role.UNKNOWN or conf is not None)
     else:
         origin = None
         # a non-LLM helper: parameters that reach an LLM call inside it are still sinks
