@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 from evallint.engine import RunResult
 from evallint.frontend import FRONTENDS
+from evallint.graderreads import SOURCES as READ_SOURCES
 from evallint.modelpairs import SOURCES
 from evallint.registry import (
     FILE_CHECKS,
@@ -35,6 +37,12 @@ from tests.conftest import lint_tree, write_files
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _sources() -> list[Callable[[Project, Context], Iterable[object]]]:
+    """Every kind's fact sources for the one-per-rule checks (model pairs, tool grants, grader
+    reads), as registered so far."""
+    return [*SOURCES, *GRANT_SOURCES, *READ_SOURCES]
+
+
 def _serves(module: str, kind: str) -> bool:
     served = MODULE_KINDS[module]
     return served is None or kind in served
@@ -50,7 +58,7 @@ def test_each_module_is_loaded_for_every_kind_it_registers_for() -> None:
         assert module in MODULE_KINDS, module
         for kind in check.kinds:
             assert _serves(module, kind), (module, check.codes, kind)
-    for fn in [c.fn for c in PROJECT_CHECKS] + list(SOURCES) + list(GRANT_SOURCES):
+    for fn in [c.fn for c in PROJECT_CHECKS] + _sources():
         assert fn.__module__ in MODULE_KINDS, fn.__module__
 
 
@@ -125,7 +133,7 @@ def test_a_module_left_out_for_a_kind_finds_nothing_in_files_of_that_kind(
                             project.config)
             ctx = Context(project.config, metas, set(metas))
             wanted = set(modules_for([kind]))
-            for fn in [c.fn for c in PROJECT_CHECKS] + list(SOURCES) + list(GRANT_SOURCES):
+            for fn in [c.fn for c in PROJECT_CHECKS] + _sources():
                 if fn.__module__ in wanted:
                     continue
                 tried.add(kind)

@@ -102,6 +102,7 @@ MODULE_KINDS: dict[str, tuple[str, ...] | None] = {
     # templates they hold
     "evallint.checks.embedded_templates": ("judge-config", "prompt-collection", "promptfoo"),
     "evallint.checks.evallint_keys": _TEMPLATES,
+    "evallint.checks.graders": None,  # grader reads from every framework's source
     "evallint.checks.graph_loops": _PY,
     "evallint.checks.inspect_scorers": _PY,
     "evallint.checks.lock": None,  # the lock file pins files of any kind

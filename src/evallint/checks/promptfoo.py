@@ -11,7 +11,6 @@ import fnmatch
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from evallint import models
 from evallint.facts import Pos
@@ -24,6 +23,7 @@ from evallint.frontends.promptfoo_front import (
     PromptfooFacts,
     target_file,
 )
+from evallint.graderreads import VARS, GraderRead, grader_source
 from evallint.kinds import FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.pyflow.results import where
@@ -204,67 +204,26 @@ def thinking_shown_to_grader(project: Project, ctx: Context) -> Iterator[Finding
                          *where])
 
 
-def grader_signal(name: str, ctx: Context, *, with_template_signals: bool = False) -> str | None:
-    """The generator-context signal a grader-template name carries, matched like EL102.
-
-    Whole tokens or token-aligned prefixes (``chat_history``, ``intermediate_steps``), never
-    substrings; ``exact`` signals (``system``) only as the whole name, so ``operating_system``
-    is not the system prompt; a name qualified by the evaluator's side (``evaluation_steps``)
-    is the grader's own material. ``with_template_signals`` adds EL102's ``signals`` and
-    ``exact`` (a grader template is an evaluator template).
-    """
-    from evallint.checks.templates import _as_list, _name_listed, signal_in
-
-    p205, p102 = ctx.params("EL205"), ctx.params("EL102")
-    if _name_listed(name, _as_list(p102.get("ignore"))):
-        return None
-    signals = _as_list(p205.get("denied"))
-    exact = _as_list(p205.get("exact"))
-    if with_template_signals:
-        signals += _as_list(p102.get("signals"))
-        exact += _as_list(p102.get("exact"))
-    sig = signal_in(name, signals, exact, _as_list(p102.get("evaluator_owned")))
-    return sig.rstrip("*_") if sig is not None else None
-
-
-@file_check("EL205", kinds=[FileKind.PROMPTFOO])
-def rubric_sees_generator_context(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
-    """Rubric text of a model-graded assertion that renders generator-side context.
-
-    Only named signals count: every other name is one of the test's ``vars``, the task input
-    the prompt under test renders too.
-    """
+@grader_source
+def rubric_reads(project: Project, ctx: Context) -> Iterator[GraderRead]:
+    """The variables the rubric of each model-graded assertion renders (nunjucks, with the
+    test's ``vars``): any of them is one of the test's own variables unless it carries a
+    generator-context signal."""
     types = graded_types(ctx)
-    tests = list(facts.tests) + ([facts.default_test] if facts.default_test else [])
-    for t in tests:
-        for a in t.assertions:
-            if a.type not in types:
-                continue
-            for v in a.rubric_vars:
-                hit = next((h for part in v.path if (h := grader_signal(part, ctx))), None)
-                if hit is None:
+    for facts in project.of_kind(FileKind.PROMPTFOO):
+        if not isinstance(facts, PromptfooFacts):
+            continue
+        tests = list(facts.tests) + ([facts.default_test] if facts.default_test else [])
+        for t in tests:
+            for a in t.assertions:
+                if a.type not in types:
                     continue
-                f = context_finding(ctx, facts, v.dotted, v.name, f"denied name '{hit}'",
-                                    v.pos, f"{a.type} assertion", path=v.file)
-                if v.file is not None:
-                    f.related.append(Related(facts.path, a.pos.line, a.pos.column,
-                                             f"the {a.type} assertion that reads this rubric"))
-                yield f
-
-
-def context_finding(ctx: Context, facts: Any, dotted: str, name: str, why: str, pos: Pos,
-                    where: str, path: str | None = None) -> Finding:
-    """EL205, or a note when the file or config declares the input legitimate. ``path`` is
-    the rubric file when the rubric text is kept in one (``file://``)."""
-    reason = ctx.legitimate(facts, name) or ctx.legitimate(facts, dotted)
-    if reason:
-        return ctx.finding("EL205", path or facts.path, pos,
-                           f"the {where} grader sees '{dotted}' (declared legitimate: {reason})",
-                           severity=Severity.NOTE)
-    return ctx.finding(
-        "EL205", path or facts.path, pos,
-        f"the {where} grader's template renders '{dotted}' ({why}), beyond the task input, "
-        "the output and the reference: the judge sees generator-side context")
+                for v in a.rubric_vars:
+                    related = () if v.file is None else (Related(
+                        facts.path, a.pos.line, a.pos.column,
+                        f"the {a.type} assertion that reads this rubric"),)
+                    yield GraderRead(facts, v.file or facts.path, v.pos, f"{a.type} assertion",
+                                     v.name, v.dotted, tuple(v.path), VARS, related=related)
 
 
 @file_check("EL611", kinds=[FileKind.PROMPTFOO])
