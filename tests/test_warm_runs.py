@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -283,9 +284,10 @@ def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
     assert (code, out) == (1, cold) and computed == [1, 1]  # a graph module changed
 
 
-def test_the_inspect_check_reads_again_only_files_that_name_inspect(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evallint.checks import inspect_scorers
+def test_the_inspect_checks_read_no_file_again(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Python front-end finds the grader calls; the project checks only read its facts."""
+    from evallint import reads
 
     write_files(tmp_path, {
         "evals/task.py": ("from inspect_ai import Task, task\n"
@@ -294,13 +296,36 @@ def test_the_inspect_check_reads_again_only_files_that_name_inspect(
         **{f"lib/m{i}.py": f"import anthropic\nX{i} = anthropic.Anthropic()\n" for i in range(5)},
     })
     read: list[str] = []
-    original = inspect_scorers.reads.read_file
+    original = reads.read_file
 
     def spy(path: str, limit: int) -> bytes:
         read.append(path)
         return original(path, limit)
 
-    monkeypatch.setattr(inspect_scorers.reads, "read_file", spy)
+    monkeypatch.setattr(reads, "read_file", spy)
     code, out, _ = check(tmp_path, "--select", "EL303", "--no-cache")
     assert code == 1 and "evals/task.py:7" in out
-    assert read == ["evals/task.py"]
+    assert read == []
+
+
+def test_the_inspect_scan_walks_the_tree_the_front_end_parsed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import ast
+
+    from evallint.frontends.python_front import build_facts
+    from evallint.source import SourceFile
+
+    text = ("import anthropic\nfrom inspect_ai.scorer import model_graded_qa\n\n"
+            "JUDGE = model_graded_qa(include_history=True)\n")
+    parsed: list[int] = []
+    original = ast.parse
+
+    def spy(*args: Any, **kwargs: Any) -> ast.Module:
+        parsed.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", spy)
+    facts = build_facts(SourceFile(Path("judge.py"), "judge.py", text, text.encode()), False)
+    assert [(g.func, g.pos.line, g.include_history) for g in facts.inspect_graders] == [
+        ("model_graded_qa", 4, True)]
+    assert len(parsed) == 1

@@ -1,7 +1,8 @@
 """Inspect (``inspect_ai``) grader facts: model-graded scorers and custom scorers' models.
 
-The Python front-end belongs to the data-flow rules; this helper reads only what the framework
-rules need, with one ``ast`` parse, and only for files whose text mentions ``inspect_ai``.
+The Python front-end runs this scan on the tree it parsed (or parses for it, when the LLM
+prefilter skipped the file), only for files whose text mentions ``inspect_ai``; the facts travel
+and are cached with the file's other facts.
 """
 
 from __future__ import annotations
@@ -109,13 +110,15 @@ class _Scan:
                                             has_model or positional, "role" in kw))
 
 
-def scan_inspect(text: str) -> list[InspectGrader]:
+def scan_inspect(text: str, tree: ast.Module | None = None) -> list[InspectGrader]:
     """Grader calls of one Python file; [] when it does not use Inspect or does not parse (the
-    Python front-end reports that file's syntax error)."""
+    Python front-end reports that file's syntax error). ``tree``: the file already parsed by
+    the front-end, walked again instead of parsed again."""
     if "inspect_ai" not in text:
         return []
     try:
-        tree = ast.parse(text)
+        if tree is None:
+            tree = ast.parse(text)
         scan = _Scan(text)
         scan.walk(tree)  # recursive: the interpreter's own limit bounds it (RecursionError)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

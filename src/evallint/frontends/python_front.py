@@ -110,7 +110,19 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
 
 def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     """``force``: parse even when the prefilter would skip the file (the project analysis
-    found that it imports an LLM helper module)."""
+    found that it imports an LLM helper module). A module that names ``inspect_ai`` also gets
+    its Inspect grader calls, from the tree parsed here when there is one."""
+    trees: list[ast.Module] = []
+    facts = _facts(source, force, trees)
+    if facts.uses_inspect and not facts.notebook:
+        from evallint.frontends.inspect_facts import scan_inspect
+
+        facts.inspect_graders = tuple(scan_inspect(source.text, trees[0] if trees else None))
+    return facts
+
+
+def _facts(source: SourceFile, force: bool, trees: list[ast.Module]) -> PythonFacts:
+    """The facts of :func:`build_facts`; the module's tree, once parsed, goes in ``trees``."""
     is_nb = source.rel.lower().endswith(".ipynb")
     kind = FileKind.NOTEBOOK if is_nb else FileKind.PYTHON
     facts = PythonFacts(path=source.rel, kind=kind.value, module=module_name(source.rel),
@@ -148,6 +160,8 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
         raise
     if joined is not None:
         code = joined.code
+    else:
+        trees.append(tree)
     facts.digest = _digest(code)
     facts.skipped_cells = tuple(skipped)
     if may_hold_templates(code):

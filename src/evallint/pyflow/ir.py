@@ -19,6 +19,7 @@ from evallint import datacodec
 from evallint.facts import FileFacts, Pos, PromptFacts, pickled_by_fields
 
 if TYPE_CHECKING:
+    from evallint.frontends.inspect_facts import InspectGrader
     from evallint.pyflow.datasets import DatasetRun, JudgeDefault
 
 # A symbolic value for model resolution:
@@ -242,9 +243,11 @@ class PythonFacts(FileFacts):
     # the default judge model (see :mod:`evallint.pyflow.datasets`); eager, read by a check.
     datasets: tuple[DatasetRun, ...] = ()
     judge_defaults: tuple[JudgeDefault, ...] = ()
-    # The text names ``inspect_ai``: the Inspect scorer check reads this file again (and only
-    # such files), see :mod:`evallint.checks.inspect_scorers`.
+    # The text names ``inspect_ai``; then the Inspect grader calls (``model_graded_qa()``,
+    # ``get_model()`` in a scorer), read from the same tree: see
+    # :mod:`evallint.frontends.inspect_facts` and :mod:`evallint.checks.inspect_scorers`.
     uses_inspect: bool = False
+    inspect_graders: tuple[InspectGrader, ...] = ()
 
     # The code tree (constants, functions, owners) travels through the process pool as one
     # pickled blob and stays an undecoded plain-data string in the result cache, decoded on
