@@ -135,6 +135,10 @@ def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT / "src")
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode compiled once, not per run
+    # ``-m`` puts the tree first on sys.path, where a ``types.py`` of its own (openai's
+    # simple-evals has one) shadows the standard library before evallint starts; the installed
+    # ``evallint`` command has no such entry (Python 3.11+ reads this; 3.10 ignores it)
+    env["PYTHONSAFEPATH"] = "1"
     return env
 
 

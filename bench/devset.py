@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import posixpath
 import re
 import shutil
@@ -108,13 +109,22 @@ def main() -> int:
             named = _named_paths(mirror, entry["commit"], entry["path"], text)
             for extra in [*_related_paths(entry), *named]:
                 _extract(mirror, entry["commit"], extra, root / extra)
+            # (PYTHONSAFEPATH: ``-m`` would put the scratch tree first on sys.path, where a
+            # fetched ``types.py`` shadows the standard library)
             proc = subprocess.run(
                 [sys.executable, "-m", "evallint", "check", ".", "--no-cache",
-                 "--output-format", "json"], cwd=root, capture_output=True, text=True)
+                 "--output-format", "json"], cwd=root, capture_output=True, text=True,
+                env={**os.environ, "PYTHONSAFEPATH": "1"})
             try:
                 found = json.loads(proc.stdout or "[]")
             except json.JSONDecodeError:
-                found = []
+                found = None
+            if not isinstance(found, list):  # no report at all: a failure, never "silent"
+                total += 1
+                tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                print(f"{i:2d} FAIL   {repo}:{entry['path']}\n          no report "
+                      f"(exit {proc.returncode}): {tail[:100]}")
+                continue
             mine = [f for f in found if f["path"] == entry["path"]]
             ok, why = _verdict(entry, mine, invariants)
             codes = " ".join(f"{f['code']}@{f['line']}({f['severity'][0]})" for f in mine) or "-"
