@@ -70,6 +70,24 @@ def test_no_import_cycles() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_the_one_check_per_rule_modules_read_facts_not_front_ends() -> None:
+    """EL301/EL302, EL401 and EL205 are decided once for every kind of file from the facts
+    each kind's source lists: the deciding modules reach no front-end and no other check (a
+    front-end's parse or another rule's logic would make the decision differ by kind)."""
+    graph = _import_graph()
+    for module in ("evallint.checks.models", "evallint.checks.tools", "evallint.checks.graders"):
+        seen: set[str] = set()
+        stack = [module]
+        while stack:
+            for dep in graph[stack.pop()]:
+                if dep not in seen:
+                    seen.add(dep)
+                    stack.append(dep)
+        assert not {m for m in seen if m.startswith(("evallint.frontends", "evallint.checks."))}, (
+            module, sorted(m for m in seen if m.startswith(("evallint.frontends",
+                                                           "evallint.checks."))))
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from evallint.checks.templates import _as_list, _name_listed, signal_in
 from evallint.findings import Finding, Severity
 from evallint.graderreads import FIELDS, HISTORY, SOURCES, VARS, GraderRead
 from evallint.registry import Context, Project, project_check
+from evallint.signals import as_list, name_listed, signal_in
 
 
 @project_check("EL205")
@@ -20,7 +20,7 @@ def grader_context(project: Project, ctx: Context) -> Iterator[Finding]:
     params = ctx.params("EL205")
     allowed = {str(a) for a in params.get("allowed", [])} | set(
         ctx.config.allowed_evaluator_inputs)
-    harness = _as_list(params.get("harness"))
+    harness = as_list(params.get("harness"))
     for source in SOURCES:
         for read in source(project, ctx):
             if read.scope == HISTORY:
@@ -35,7 +35,7 @@ def grader_context(project: Project, ctx: Context) -> Iterator[Finding]:
                     yield _context_finding(ctx, read, f"denied name '{hit}'")
             elif read.scope == FIELDS:
                 if (read.name in allowed or read.name in read.mapped
-                        or _name_listed(read.name, harness)):
+                        or name_listed(read.name, harness)):
                     continue
                 sig = grader_signal(read.name, ctx, with_template_signals=True)
                 if sig is not None:
@@ -62,14 +62,14 @@ def grader_signal(name: str, ctx: Context, *, with_template_signals: bool = Fals
     ``exact`` (a grader template is an evaluator template).
     """
     p205, p102 = ctx.params("EL205"), ctx.params("EL102")
-    if _name_listed(name, _as_list(p102.get("ignore"))):
+    if name_listed(name, as_list(p102.get("ignore"))):
         return None
-    signals = _as_list(p205.get("denied"))
-    exact = _as_list(p205.get("exact"))
+    signals = as_list(p205.get("denied"))
+    exact = as_list(p205.get("exact"))
     if with_template_signals:
-        signals += _as_list(p102.get("signals"))
-        exact += _as_list(p102.get("exact"))
-    sig = signal_in(name, signals, exact, _as_list(p102.get("evaluator_owned")))
+        signals += as_list(p102.get("signals"))
+        exact += as_list(p102.get("exact"))
+    sig = signal_in(name, signals, exact, as_list(p102.get("evaluator_owned")))
     return sig.rstrip("*_") if sig is not None else None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
@@ -18,66 +18,9 @@ from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, name_tokens, singular
+from evallint.signals import as_list, name_listed, signal_in
 
-# ---------------------------------------------------------------------------- name matching
-
-
-def _as_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return []
-
-
-def signal_in(element: str, signals: Iterable[str], exact: Iterable[str] = (),
-              owned: Iterable[str] = ()) -> str | None:
-    """The signal that names ``element``, matched on name tokens, never on substrings.
-
-    ``steps`` matches ``steps`` and ``reasoning_steps`` but not ``stepsize``; a pattern ending
-    in ``*`` is a token-aligned prefix (``intermediate_*`` matches ``intermediate_steps``,
-    ``draft*`` matches ``draft_v2`` and ``prev_drafts``); ``exact`` signals match only the
-    whole name.
-    """
-    tokens = singular(name_tokens(element))
-    if not tokens:
-        return None
-    low = element.lower().strip("_")
-    for sig in exact:
-        if low == sig.lower():
-            return sig
-    if set(tokens) & set(singular([o.lower() for o in owned])):
-        # `evaluation_steps`, `judge_context`: the evaluator's own material, not the generator's.
-        return None
-    for sig in signals:
-        if sig.endswith("*"):
-            # singular like the name's tokens: "previous_*" must not lose to "previou"
-            prefix = "_".join(singular(name_tokens(sig[:-1])))
-            trailing = sig[:-1].endswith(("_", "-"))
-            for i in range(len(tokens)):
-                joined = "_".join(tokens[i:])
-                if trailing and joined.startswith(prefix + "_"):
-                    return sig
-                if not trailing and joined.startswith(prefix):
-                    return sig
-            continue
-        want = singular(name_tokens(sig))
-        n = len(want)
-        if n and any(tokens[i:i + n] == want for i in range(len(tokens) - n + 1)):
-            return sig
-    return None
-
-
-def _name_listed(name: str, names: Iterable[str]) -> bool:
-    low = name.lower()
-    for item in names:
-        item = item.lower()
-        if item.endswith("*") and low.startswith(item[:-1]):
-            return True
-        if low == item:
-            return True
-    return False
-
+# ---------------------------------------------------------------------------- references
 
 _VERBS = {"include": "includes", "import": "imports", "from": "imports from",
           "extends": "extends", "partial": "renders the partial"}
@@ -147,17 +90,17 @@ def _holds_prompt(value: Any) -> bool:
 def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     """The first path element that is a generator-context signal, with the signal."""
     params = ctx.params("EL102")
-    signals = _as_list(params.get("signals"))
-    exact = _as_list(params.get("exact"))
-    ignore = _as_list(params.get("ignore"))
-    owned = _as_list(params.get("evaluator_owned"))
-    inputs = {"input", *_as_list(ctx.params("EL103").get("input_aliases")),
+    signals = as_list(params.get("signals"))
+    exact = as_list(params.get("exact"))
+    ignore = as_list(params.get("ignore"))
+    owned = as_list(params.get("evaluator_owned"))
+    inputs = {"input", *as_list(ctx.params("EL103").get("input_aliases")),
               *ctx.config.aliases.get("input", [])}
     if var.name in inputs:
         # The task input's own structure (a chat task's input.messages) is the input.
         return None
     for element in var.path or (var.name,):
-        if _name_listed(element, ignore):
+        if name_listed(element, ignore):
             continue
         sig = signal_in(element, signals, exact, owned)
         if sig is not None:
@@ -169,13 +112,13 @@ def _allowed_names(ctx: Context) -> set[str]:
     params = ctx.params("EL103")
     names = set(ctx.config.allowed_evaluator_inputs)
     for key in ("input_aliases", "output_aliases", "harness"):
-        names.update(_as_list(params.get(key)))
+        names.update(as_list(params.get(key)))
     return names
 
 
 def _checked_name(var: TemplateVar, containers: list[str]) -> tuple[str, int]:
     """The name that must be allowed: the root, or an item field for batch containers."""
-    if _name_listed(var.name, containers):
+    if name_listed(var.name, containers):
         if len(var.path) > 1:
             return var.path[1], 1
         return "", 0
@@ -206,8 +149,8 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
     evidence = list(facts.role.evidence)
     allowed = _allowed_names(ctx)
     params103 = ctx.params("EL103")
-    containers = _as_list(params103.get("containers"))
-    output_names = {"output", *_as_list(ctx.params("EL105").get("output_names")),
+    containers = as_list(params103.get("containers"))
+    output_names = {"output", *as_list(ctx.params("EL105").get("output_names")),
                     *ctx.config.aliases.get("output", [])}
     seen102: set[tuple[str, str]] = set()
     seen103: set[str] = set()
@@ -215,8 +158,8 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
     # "pass_criteria"): the head decides, for the input and the harness (an output alias as
     # head is no pass: "reference_answer" is the very extra input EL103 exists for).
     code_names = bool(getattr(facts, "qualified_names", False))
-    head_allowed = {"input", *_as_list(params103.get("input_aliases")),
-                    *_as_list(params103.get("harness"))}
+    head_allowed = {"input", *as_list(params103.get("input_aliases")),
+                    *as_list(params103.get("harness"))}
     subjects = set(getattr(facts, "subjects", ()))
     conversation = set(getattr(facts, "conversation", ()))
     for var in facts.template.variables:
@@ -249,7 +192,7 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                 yield ctx.finding("EL102", facts.path, var.pos, msg, evidence=evidence)
             continue
         name, _ = _checked_name(var, containers)
-        if name and name not in allowed and not _name_listed(name, allowed) and (
+        if name and name not in allowed and not name_listed(name, allowed) and (
             name not in seen103
         ) and _unnumbered(name) not in allowed and not (
             code_names and _headed_by(name, head_allowed)):
@@ -284,7 +227,7 @@ def _unnumbered(name: str) -> str:
 def _headed_by(name: str, allowed: set[str]) -> bool:
     """Is the last word of ``name`` (singular) an allowed name ("user_query" -> "query")?"""
     tokens = singular(name_tokens(name))
-    return len(tokens) > 1 and (tokens[-1] in allowed or _name_listed(tokens[-1], allowed))
+    return len(tokens) > 1 and (tokens[-1] in allowed or name_listed(tokens[-1], allowed))
 
 
 def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
@@ -319,7 +262,7 @@ def generator_rubric_vars(facts: PromptFacts, ctx: Context) -> Iterator[Finding]
     if not facts.role.is_generator:
         return
     params = ctx.params("EL106")
-    signals = _as_list(params.get("signals"))
+    signals = as_list(params.get("signals"))
     seen: set[str] = set()
     for var in facts.template.variables:
         for element in var.path or (var.name,):
@@ -424,7 +367,7 @@ def _is_partial(path: str) -> bool:
 def template_references(project: Project, ctx: Context) -> Iterator[Finding]:
     """Includes, imports, extends and partials that carry generator context or rubrics across."""
     resolver = _Resolver(project)
-    rubric_signals = _as_list(ctx.params("EL106").get("signals"))
+    rubric_signals = as_list(ctx.params("EL106").get("signals"))
     for facts in _prompts(project):
         role = facts.role.role
         if role is Role.UNKNOWN:
@@ -548,9 +491,9 @@ def judge_contracts(project: Project, ctx: Context) -> Iterator[Finding]:
     resolver = _Resolver(project)
     included = _included_by_others(project, resolver)
     p601 = ctx.params("EL601")
-    score_keys = {k.lower() for k in _as_list(p601.get("score_keys"))}
-    feedback_keys = {k.lower() for k in _as_list(p601.get("feedback_keys"))}
-    id_keys = {k.lower() for k in _as_list(ctx.params("EL602").get("id_keys"))}
+    score_keys = {k.lower() for k in as_list(p601.get("score_keys"))}
+    feedback_keys = {k.lower() for k in as_list(p601.get("feedback_keys"))}
+    id_keys = {k.lower() for k in as_list(ctx.params("EL602").get("id_keys"))}
     for facts in _prompts(project):
         if not facts.role.is_evaluator or facts.path in included or _is_partial(facts.path):
             continue
