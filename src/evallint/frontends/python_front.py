@@ -112,17 +112,17 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     """``force``: parse even when the prefilter would skip the file (the project analysis
     found that it imports an LLM helper module). A module that names ``inspect_ai`` also gets
     its Inspect grader calls, from the tree parsed here when there is one."""
-    trees: list[ast.Module] = []
-    facts = _facts(source, force, trees)
+    facts, tree = _facts(source, force)
     if facts.uses_inspect and not facts.notebook:
         from evallint.frontends.inspect_facts import scan_inspect
 
-        facts.inspect_graders = tuple(scan_inspect(source.text, trees[0] if trees else None))
+        facts.inspect_graders = tuple(scan_inspect(source.text, tree))
     return facts
 
 
-def _facts(source: SourceFile, force: bool, trees: list[ast.Module]) -> PythonFacts:
-    """The facts of :func:`build_facts`; the module's tree, once parsed, goes in ``trees``."""
+def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | None]:
+    """The facts of :func:`build_facts`, with the module's tree when it was parsed (a
+    notebook's joined cells are not the file's text: None)."""
     is_nb = source.rel.lower().endswith(".ipynb")
     kind = FileKind.NOTEBOOK if is_nb else FileKind.PYTHON
     facts = PythonFacts(path=source.rel, kind=kind.value, module=module_name(source.rel),
@@ -136,7 +136,7 @@ def _facts(source: SourceFile, force: bool, trees: list[ast.Module]) -> PythonFa
         if not is_python(joined.language):
             facts.not_python = (f"a {joined.language} notebook (its kernel's language), not "
                                 "Python: not analysed")
-            return facts
+            return facts, None
         code = joined.code
         pos_map = joined.pos
     package = facts.module if source.rel.endswith("__init__.py") else (
@@ -148,7 +148,7 @@ def _facts(source: SourceFile, force: bool, trees: list[ast.Module]) -> PythonFa
             facts.imported = imported_modules(code, package)
             if facts.imported:
                 facts.digest = _digest(code)
-        return facts
+        return facts, None
     skipped: list[tuple[Pos, str]] = []
     try:
         tree = _ast_tree(code, joined, skipped)
@@ -156,19 +156,18 @@ def _facts(source: SourceFile, force: bool, trees: list[ast.Module]) -> PythonFa
         if joined is None and _scaffold(code, err.line):
             facts.not_python = ("a scaffold template (it holds Jinja `{{ }}` / `{% %}` tags and "
                                 "is not Python until rendered): not analysed")
-            return facts
+            return facts, None
         raise
+    module_tree = None if joined is not None else tree
     if joined is not None:
         code = joined.code
-    else:
-        trees.append(tree)
     facts.digest = _digest(code)
     facts.skipped_cells = tuple(skipped)
     if may_hold_templates(code):
         facts.prompts = _templates(tree, code, source.rel, pos_map)
     if not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)
-        return facts
+        return facts, module_tree
     builder = Builder(tree, code, pos_map)
     try:
         builder.build(package)
@@ -186,7 +185,7 @@ def _facts(source: SourceFile, force: bool, trees: list[ast.Module]) -> PythonFa
     facts.constant_names = frozenset(builder.constants)
     if "pydantic_evals" in facts.fw_roots:
         facts.datasets, facts.judge_defaults = dataset_facts(tree, facts.imports, pos_map)
-    return facts
+    return facts, module_tree
 
 
 def _templates_only(code: str, rel: str, pos_map: PosMap) -> list[PromptFacts]:
