@@ -13,8 +13,8 @@ from evallint.classify import classify, front_matter_keys, is_agent_definition
 from evallint.config import Config, parse_config
 from evallint.discovery import discover
 from evallint.facts import Pos
+from evallint.facts.agents import AgentFacts
 from evallint.frontends.agents_front import (
-    AgentFacts,
     first_sentence,
     own_name,
     parse_agent,

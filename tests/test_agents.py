@@ -7,7 +7,8 @@ from pathlib import Path
 from evallint.checks.agents import write_reason
 from evallint.config import Config
 from evallint.facts import Pos
-from evallint.frontends.agents_front import AgentFacts, parse_agent, parse_settings, parse_tool
+from evallint.facts.agents import AgentFacts
+from evallint.frontends.agents_front import parse_agent, parse_settings, parse_tool
 from evallint.registry import load_rules
 from evallint.roles import Role
 from evallint.source import SourceFile

@@ -88,6 +88,16 @@ def test_the_one_check_per_rule_modules_read_facts_not_front_ends() -> None:
                                                            "evallint.checks."))))
 
 
+def test_no_check_imports_a_front_end() -> None:
+    """Checks read facts (``evallint.facts``) and shared readers, never a front-end: a check
+    that called a parser would parse at check time what the front-end already read, in the
+    parent and on every run."""
+    graph = _import_graph()
+    offenders = {m: sorted(d for d in deps if d.startswith("evallint.frontends"))
+                 for m, deps in graph.items() if m.startswith("evallint.checks.")}
+    assert {m: d for m, d in offenders.items() if d} == {}
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None

@@ -22,10 +22,10 @@ from evallint import frontend
 from evallint.config import Config, parse_config
 from evallint.engine import run_check
 from evallint.frontend import ParseError
-from evallint.frontends.marks import load_yaml
 from evallint.frontends.prompt_files import parse_prompt_file
 from evallint.frontends.python_front import parse_python
 from evallint.kinds import FileKind
+from evallint.marks import load_yaml
 from evallint.registry import PROJECT_CHECKS, load_checks, load_rules
 from evallint.source import SourceFile
 from tests.conftest import write_files

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evallint.frontends.loopspec_front import looks_like_path
+from evallint.facts.loopspec import looks_like_path
 from tests.conftest import lint_tree, write_files
 
 ROOT = Path(__file__).resolve().parents[1]

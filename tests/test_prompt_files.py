@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from evallint.config import parse_config
+from evallint.facts.prompt_files import PromptFileFacts
 from evallint.frontend import ParseError
 from evallint.frontends.format_front import parse_format
-from evallint.frontends.prompt_files import PromptFileFacts, dialect_for, parse_prompt_file
+from evallint.frontends.prompt_files import dialect_for, parse_prompt_file
 from evallint.roles import Role
 from evallint.source import SourceFile
 
@@ -217,7 +218,7 @@ def test_a_verb_that_produces_an_evaluator_artifact_is_not_a_generator() -> None
     ("Results from the solver", "unknown"),
 ])
 def test_heading_names_a_role_only_in_so_many_words(title: str, role: str) -> None:
-    from evallint.frontends.prompt_files import heading_role
+    from evallint.roles import heading_role
 
     assert heading_role(title) == role
 
@@ -278,13 +279,13 @@ def test_evaluated_subjects_are_the_head_noun_after_the_task_verb() -> None:
     ("Give a score from 1 to 10.", False),
 ])
 def test_any_explicit_json_contract_is_marked(body: str, json: bool) -> None:
-    from evallint.frontends.prompt_files import JSON_KEY
+    from evallint.facts.prompt_files import JSON_KEY
 
     assert (JSON_KEY in parse("p/judge.md", body).contract_keys) is json
 
 
 def test_a_front_matter_schema_is_a_json_contract() -> None:
-    from evallint.frontends.prompt_files import JSON_KEY
+    from evallint.facts.prompt_files import JSON_KEY
 
     text = "---\noutputs:\n  apt:\n    type: int\n---\nJudge {{ output }}."
     assert JSON_KEY in parse("p/judge.prompty", text).contract_keys
@@ -301,13 +302,13 @@ def test_a_front_matter_schema_is_a_json_contract() -> None:
     ("q: a\nmark: 1\nq: b\nmark: 2\nq: {{ q }}\nExplain your mark.", False),
 ])
 def test_a_number_or_a_shown_completion_is_a_stated_format(body: str, stated: bool) -> None:
-    from evallint.frontends.prompt_files import FORMAT_KEY
+    from evallint.facts.prompt_files import FORMAT_KEY
 
     assert (FORMAT_KEY in parse("p/judge.md", body).contract_keys) is stated
 
 
 def test_a_schema_named_in_front_matter_is_a_json_contract() -> None:
-    from evallint.frontends.prompt_files import JSON_KEY
+    from evallint.facts.prompt_files import JSON_KEY
 
     text = "---\noutput:\n  schema: Review\n---\nYou are a judge. Judge {{ output }}."
     assert JSON_KEY in parse("p/judge.prompt", text).contract_keys

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from evallint.config import Config
-from evallint.frontends.agents_front import AgentFacts, parse_agent
-from evallint.frontends.prompt_files import PromptFileFacts, parse_prompt_file
+from evallint.facts.agents import AgentFacts
+from evallint.facts.prompt_files import PromptFileFacts
+from evallint.frontends.agents_front import parse_agent
+from evallint.frontends.prompt_files import parse_prompt_file
 from evallint.frontends.python_front import parse_python
 from evallint.pyflow.analysis import Analysis
 from evallint.pyflow.ir import PythonFacts

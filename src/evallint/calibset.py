@@ -169,7 +169,7 @@ def _jsonl_rows(text: str) -> list[tuple[int, Any]]:
 def _yaml_rows(text: str) -> list[tuple[int, Any]]:
     """A YAML list of cases, or a mapping with a ``cases`` list; each with its line."""
     from evallint.frontend import ParseError
-    from evallint.frontends.marks import load_yaml
+    from evallint.marks import load_yaml
 
     try:
         doc = load_yaml(text)

@@ -49,7 +49,7 @@ def _rel(config: Config, display: str) -> str:
 
 def current_pins(project: Project, config: Config) -> dict[str, Pin]:
     """What would be pinned now: evaluator prompts and agents, and rubrics named by specs."""
-    from evallint.frontends.loopspec_front import LoopSpecFacts
+    from evallint.facts.loopspec import LoopSpecFacts
 
     pins: dict[str, Pin] = {}
 

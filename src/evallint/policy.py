@@ -51,7 +51,7 @@ class PolicyRule:
 def load_policy_file(path: Path, where: str) -> list[PolicyRule]:
     """Read and validate one pack; errors name the file and, where known, the line."""
     try:
-        from evallint.frontends.marks import load_yaml  # yaml only when a pack is named
+        from evallint.marks import load_yaml  # yaml only when a pack is named
 
         data = load_yaml(read_bounded(path, DEFAULT_MAX_BYTES).decode("utf-8")).data
     except OSError as exc:

@@ -320,3 +320,83 @@ def judge_text(text: str) -> Cue | None:
 
 
 _GRADING_RUBRIC = re.compile(r"\b(?:grading|scoring|evaluation) rubric\b", re.I)
+
+
+# ---------------------------------------------------------------------------- headings
+
+# A heading (or a partial's name) that names a role in so many words: "## Evaluator",
+# "Step 2 — Judge the draft", "Generate Questions System Prompt".
+# A heading names a role only in so many words: an agent noun ("## Judge prompt", "# Grader"),
+# or an activity that opens the heading followed by a prompt word or an object ("## Evaluation
+# prompt", "## Grading rubric", "# Step 2: Judge the draft"). A bare "## Evaluation", "Critique
+# and Feedback", "Evaluation Dimensions" or "... on Evaluation Section" only mention it.
+HEADING_EVALUATOR_AGENTS = frozenset(
+    {"evaluator", "judge", "grader", "critic", "scorer", "rater", "verifier", "reviewer",
+     "assessor"}
+)
+HEADING_EVALUATOR_ACTS = frozenset(
+    {"evaluation", "evaluate", "judging", "judge", "grading", "grade", "critique", "scoring",
+     "score", "rate", "assess", "assessment", "rubric", "verify", "review"}
+)
+HEADING_GENERATOR_AGENTS = frozenset(
+    {"generator", "writer", "solver", "actor", "drafter", "producer", "implementer", "refiner"}
+)
+HEADING_GENERATOR_ACTS = frozenset({"generation", "generate", "write", "solve", "refine",
+                                    "produce", "implement"})
+# Words that may follow an activity that opens a heading: "Evaluation prompt", "Judge the draft".
+_PROMPT_WORDS = frozenset(
+    {"prompt", "prompts", "step", "stage", "phase", "instructions", "instruction", "rubric",
+     "template", "system", "node", "pass", "round", "role", "agent", "the", "this", "a", "an",
+     "each", "every", "all", "its", "your"}
+)
+_STEP_WORDS = frozenset({"step", "stage", "phase", "part", "round"})
+# An agent noun after these is where material came from ("Feedback from the judge").
+_PROVENANCE = frozenset({"from", "by", "of"})
+_CLAUSES = re.compile(r"\s*(?::|\s[-–—|]\s|[–—|])\s*")
+# "## Generator output" in a judge prompt is the material under evaluation, not a prompt;
+# "## Evaluator feedback" in a refiner prompt is the material it revises.
+_MATERIAL = frozenset(
+    {"output", "outputs", "response", "responses", "answer", "answers", "result", "results",
+     "attempt", "attempts", "draft", "drafts", "submission", "completion", "text", "feedback",
+     "critique", "critiques", "verdict", "verdicts", "score", "scores", "notes", "comments"}
+)
+
+
+def heading_role(title: str) -> str:
+    """The role a heading (or a partial's name) states in so many words, else unknown."""
+    ev = gen = False
+    # In a step heading ("Step 2 — Evaluate") a bare activity names the step.
+    stepped = name_tokens(title)[:1] == ["step"]
+    for clause in _CLAUSES.split(title):
+        words = name_tokens(clause)
+        ev = ev or _clause_names(words, HEADING_EVALUATOR_AGENTS, HEADING_EVALUATOR_ACTS, stepped)
+        gen = gen or _clause_names(words, HEADING_GENERATOR_AGENTS, HEADING_GENERATOR_ACTS,
+                                   stepped)
+    if ev and not gen:
+        return Role.EVALUATOR.value
+    if gen and not ev:
+        return Role.GENERATOR.value
+    return Role.UNKNOWN.value
+
+
+def _clause_names(words: list[str], agents: frozenset[str], acts: frozenset[str],
+                  stepped: bool = False) -> bool:
+    """Does one clause of a heading name the role (not merely mention its activity)?"""
+    while words and (words[0] in _STEP_WORDS or words[0].isdigit()):
+        words = words[1:]  # "Step 2: ..." / "Step 2 Judge the draft"
+    if not words:
+        return False
+    for i, w in enumerate(words):
+        if w not in agents:
+            continue
+        after = words[i + 1] if i + 1 < len(words) else ""
+        before = words[max(0, i - 2):i]
+        if after not in _MATERIAL and not set(before) & _PROVENANCE:
+            return True
+    first, rest = words[0], words[1:]
+    # A bare "## Evaluation" or "## Critique" is as often the material a refiner receives.
+    if first in acts and (rest[0] in _PROMPT_WORDS if rest else stepped):
+        return True
+    # "Evaluate Node System Prompt", "Generate Questions System Prompt": a prompt named for
+    # its step.
+    return words[-1] in ("prompt", "instructions") and first in acts

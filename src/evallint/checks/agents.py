@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
+from evallint.facts.agents import AgentFacts, SettingsFacts, ToolRef
 from evallint.findings import Finding, Related
-from evallint.frontends.agents_front import AgentFacts, SettingsFacts, ToolRef
 from evallint.kinds import FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check

@@ -14,9 +14,9 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 
 from evallint.facts import FileFacts, Pos, PromptFacts
+from evallint.facts.configs import ConfigPrompt, JudgeConfigFacts
+from evallint.facts.prompt_collections import CollectionFacts
 from evallint.findings import Finding, Related, Severity
-from evallint.frontends.config_refs import ConfigPrompt, JudgeConfigFacts
-from evallint.frontends.jsonl_front import CollectionFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import FILE_CHECKS, Context, Project, file_check, project_check

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint.facts import PromptFacts
+from evallint.facts.prompt_files import EVALLINT_KEYS, PromptFileFacts
 from evallint.findings import Finding
-from evallint.frontends.prompt_files import EVALLINT_KEYS, PromptFileFacts
 from evallint.kinds import TEMPLATE_KINDS
 from evallint.registry import Context, file_check
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.facts.inspect_graders import InspectGrader
 from evallint.findings import Finding, Severity
-from evallint.frontends.inspect_facts import InspectGrader
 from evallint.graderreads import HISTORY, GraderRead, grader_source
 from evallint.kinds import FileKind
 from evallint.pyflow.ir import PythonFacts

@@ -10,8 +10,8 @@ from evallint import reads
 from evallint.facts import Pos
 from evallint.findings import Finding, Related
 from evallint.frontend import ParseError
-from evallint.frontends.marks import load_yaml
 from evallint.lockfile import current_pins, lock_path, sha256_of
+from evallint.marks import load_yaml
 from evallint.registry import Context, Project, project_check
 
 

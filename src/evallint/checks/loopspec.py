@@ -14,8 +14,8 @@ from typing import Any
 
 from evallint import reads
 from evallint.classify import project_root_of
+from evallint.facts.loopspec import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.findings import Finding, Related
-from evallint.frontends.loopspec_front import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.kinds import FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from evallint import models
 from evallint.facts import Pos
-from evallint.findings import Finding, Related, Severity
-from evallint.frontends.promptfoo_front import (
+from evallint.facts.promptfoo import (
     PfAssertion,
     PfGrader,
     PfProvider,
@@ -23,6 +22,7 @@ from evallint.frontends.promptfoo_front import (
     PromptfooFacts,
     target_file,
 )
+from evallint.findings import Finding, Related, Severity
 from evallint.graderreads import VARS, GraderRead, grader_source
 from evallint.kinds import FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source

@@ -35,7 +35,7 @@ from evallint.roles import Role
 from evallint.source import SourceError, decode
 
 if TYPE_CHECKING:
-    from evallint.frontends.config_refs import DatasetJudge
+    from evallint.facts.configs import DatasetJudge
 
 
 @pair_source
@@ -85,7 +85,7 @@ def _judges(py_path: str, display: str, ctx: Context) -> list[DatasetJudge] | No
     to where evallint runs); None when it is outside the module's project, missing,
     unreadable or not valid YAML. (The YAML reader is imported here: few projects have a
     dataset file, and a run over Python files alone needs none.)"""
-    from evallint.frontends.config_refs import dataset_judges
+    from evallint.datasetfiles import dataset_judges
 
     home = project_root_of(py_path)
     root = os.path.realpath(home or ctx.config.root)

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
+from evallint.facts.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFacts
 from evallint.findings import Finding, Related, Severity
-from evallint.frontends.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
-from evallint.roles import Role, name_tokens, singular
+from evallint.roles import Role, heading_role, name_tokens, singular
 from evallint.signals import as_list, name_listed, signal_in
 
 # ---------------------------------------------------------------------------- references
@@ -334,8 +334,6 @@ def _target_role(resolver: _Resolver, facts: FileFacts, ref: TemplateRef) -> tup
     Names count only with unambiguous role words (``generator_base``, ``judge_rubric``):
     a partial called ``answer_format`` is not the generator's template.
     """
-    from evallint.frontends.prompt_files import heading_role
-
     target = resolver.resolve(facts, ref)
     if target is not None and target.role.explicit:
         return target.role.role, _role_note(target), target

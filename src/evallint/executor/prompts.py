@@ -21,7 +21,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from evallint.executor.errors import SpecError, read_text
 from evallint.frontend import ParseError
-from evallint.frontends.marks import load_yaml, split_front_matter
+from evallint.marks import load_yaml, split_front_matter
 
 JINJA_SUFFIXES = (".j2", ".jinja", ".jinja2")
 _SECTION = re.compile(r"^##\s+(system|user|notes)\s*$", re.I)

@@ -1,6 +1,6 @@
 """YAML loading that remembers where each value came from, so spec errors can name a line.
 
-``yaml.safe_load`` forgets positions; the linter's loader (``frontends/marks.py``) keeps them.
+``yaml.safe_load`` forgets positions; the linter's loader (``marks.py``) keeps them.
 This adapts its positions to the executor's key-path lines and its errors to SpecError.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from evallint.executor.errors import SpecError
 from evallint.frontend import ParseError
-from evallint.frontends.marks import load_yaml
+from evallint.marks import load_yaml
 
 KeyPath = tuple[str | int, ...]
 

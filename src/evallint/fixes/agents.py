@@ -15,7 +15,7 @@ from evallint.findings import Finding
 from evallint.fixing import Fix, TextEdit, fixer, line_offsets
 from evallint.frontend import ParseError
 from evallint.frontends.agents_front import lenient_front_matter, tool_list
-from evallint.frontends.marks import Doc, load_yaml, split_front_matter
+from evallint.marks import Doc, load_yaml, split_front_matter
 
 READ_ONLY = "Read, Grep, Glob"  # the rule's documented allow-list for a judge
 TOOL_KEYS = ("tools", "allowed-tools", "allowedTools")

@@ -9,16 +9,20 @@ the body's self-description; every piece of evidence is kept for the finding's e
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from evallint import globs
 from evallint.config import Config
-from evallint.facts import FileFacts, Pos
+from evallint.facts import Pos
+from evallint.facts.agents import (
+    AgentFacts,
+    SettingsFacts,
+    ToolRef,
+)
 from evallint.frontend import ParseError, frontend
-from evallint.frontends.marks import Doc, PathT, load_json, load_yaml, split_front_matter
 from evallint.kinds import FileKind
+from evallint.marks import Doc, PathT, load_json, load_yaml, split_front_matter
 from evallint.roles import (
     AGENT_MAKER_WORDS,
     Role,
@@ -30,51 +34,6 @@ from evallint.roles import (
 from evallint.roles import STRONG_JUDGE_WORDS as STRONG_EVAL
 from evallint.roles import WEAK_JUDGE_WORDS as WEAK_EVAL
 from evallint.source import SourceFile
-
-
-@dataclass
-class ToolRef:
-    """One tool grant: ``Bash`` or ``Bash(git diff:*)`` (``spec`` is the part in brackets)."""
-
-    name: str
-    spec: str | None
-    pos: Pos
-
-    @property
-    def text(self) -> str:
-        return f"{self.name}({self.spec})" if self.spec is not None else self.name
-
-
-@dataclass
-class AgentFacts(FileFacts):
-    """A sub-agent definition. ``tools`` is None when the front matter has no ``tools`` key."""
-
-    name: str | None = None
-    name_pos: Pos | None = None
-    description: str = ""
-    tools: list[ToolRef] | None = None
-    tools_pos: Pos | None = None
-    disallowed: list[ToolRef] | None = None
-    disallowed_pos: Pos | None = None
-    model: str | None = None
-    model_pos: Pos | None = None
-    front_matter_pos: Pos = field(default_factory=lambda: Pos(1, 1))
-
-
-@dataclass
-class SettingsFacts(FileFacts):
-    """``.claude/settings.json`` / ``settings.local.json``: the permission rules that apply."""
-
-    allow: list[ToolRef] = field(default_factory=list)
-    deny: list[ToolRef] = field(default_factory=list)
-    default_mode: str | None = None
-    default_mode_pos: Pos | None = None
-
-    @property
-    def project_dir(self) -> str:
-        """The folder that holds ``.claude/`` (the project the permissions apply to)."""
-        return str(PurePosixPath(self.path).parent.parent)
-
 
 _TOOL = re.compile(r"^\s*(\*|[A-Za-z_][\w.\-]*)\s*(?:\((.*)\))?\s*$", re.S)
 

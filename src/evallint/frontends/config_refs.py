@@ -18,58 +18,28 @@ from __future__ import annotations
 
 import os
 import posixpath
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evallint import reads
 from evallint.classify import judge_config_shape, project_root_of
 from evallint.config import Config
-from evallint.facts import FileFacts, Pos
+from evallint.datasetfiles import llm_judges
+from evallint.facts import Pos
+from evallint.facts.configs import (
+    ConfigModel,
+    ConfigPrompt,
+    JudgeConfigFacts,
+    MissingRef,
+)
 from evallint.frontend import frontend
 from evallint.frontends import prompt_files as pf
 from evallint.frontends.embedded import identity, prompt_from_text, scalar_locator
-from evallint.frontends.marks import Doc, PathT, load_yaml
-from evallint.frontends.marks import value_at as _at
 from evallint.kinds import FileKind
+from evallint.marks import Doc, PathT, load_yaml
+from evallint.marks import value_at as _at
 from evallint.roles import Role, RoleInfo
 from evallint.source import LineIndex, SourceError, SourceFile, decode, read_bounded
-
-
-@dataclass
-class ConfigPrompt:
-    """A judge template a config holds or names, with where the config does so."""
-
-    facts: pf.PromptFileFacts
-    judge: str  # the judge (annotator, evaluator) it belongs to
-    pos: Pos  # where the config names or holds it
-    note: str  # the Related message on findings in a named file
-    anchor: Pos = field(default_factory=lambda: Pos(1, 1))  # where the template starts
-
-
-@dataclass
-class MissingRef:
-    target: str
-    pos: Pos
-    purpose: str
-    tried: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ConfigModel:
-    """A model a judge config names: the judge's, a model under test, or the baseline."""
-
-    model: str
-    pos: Pos
-    use: str  # judge | tested | baseline
-
-
-@dataclass
-class JudgeConfigFacts(FileFacts):
-    shape: str = ""
-    models: list[ConfigModel] = field(default_factory=list)
-    prompts: list[ConfigPrompt] = field(default_factory=list)
-    missing: list[MissingRef] = field(default_factory=list)
 
 
 @frontend(FileKind.JUDGE_CONFIG)
@@ -91,55 +61,6 @@ def parse_judge_config(source: SourceFile, config: Config) -> JudgeConfigFacts:
     elif shape == "pydantic-evals":
         reader.pydantic_evals()
     return facts
-
-
-@dataclass(frozen=True)
-class DatasetJudge:
-    """An LLMJudge of a pydantic-evals dataset file: its name, its ``model`` (None: the
-    default judge model) and where it is (the model's value, else the ``LLMJudge`` key)."""
-
-    name: str
-    model: str | None
-    pos: Pos
-
-
-def dataset_judges(text: str) -> list[DatasetJudge]:
-    """The LLMJudge evaluators of a dataset file that Python code loads
-    (``Dataset.from_file``), whatever its head looks like: a long cases list may push them
-    past the classifier's sniff. Invalid YAML raises ParseError."""
-    doc = load_yaml(text)
-    out: list[DatasetJudge] = []
-    for at, judge, spec in _llm_judges(doc.data):
-        if isinstance(spec, dict) and not isinstance(spec.get("rubric"), str):
-            continue
-        model = spec.get("model") if isinstance(spec, dict) else None
-        if isinstance(model, str) and model.strip():
-            out.append(DatasetJudge(judge, model.strip(), doc.values.get((*at, "model"))
-                                    or doc.pos(*at) or Pos(1, 1)))
-        elif isinstance(spec, str) or model is None:
-            out.append(DatasetJudge(judge, None, doc.pos(*at) or Pos(1, 1)))
-    return out
-
-
-def _llm_judges(data: Any) -> list[tuple[PathT, str, Any]]:
-    """Each ``LLMJudge`` entry of a pydantic-evals dataset (dataset-level and per-case
-    ``evaluators``): its key path, a name for messages and its spec (rubric or mapping)."""
-    if not isinstance(data, dict):
-        return []
-    places: list[PathT] = [("evaluators",)]
-    cases = data.get("cases")
-    if isinstance(cases, list):
-        places += [("cases", i, "evaluators") for i in range(len(cases))]
-    out: list[tuple[PathT, str, Any]] = []
-    for place in places:
-        evs = _at(data, place)
-        if not isinstance(evs, list):
-            continue
-        for j, ev in enumerate(evs):
-            if isinstance(ev, dict) and "LLMJudge" in ev:
-                out.append(((*place, j, "LLMJudge"),
-                            f"LLMJudge {'.'.join(str(p) for p in place)}[{j}]", ev["LLMJudge"]))
-    return out
 
 
 class _Reader:
@@ -218,7 +139,7 @@ class _Reader:
                              f"{role}_message", None, (), contract)
 
     def pydantic_evals(self) -> None:
-        for at, judge, spec in _llm_judges(self.doc.data):
+        for at, judge, spec in llm_judges(self.doc.data):
             # LLMJudge answers in a fixed structure (reason, pass, score): a contract.
             contract = [pf.JSON_KEY, "reason", "score"]
             if isinstance(spec, str):

@@ -18,9 +18,9 @@ from evallint.config import Config
 from evallint.facts import Pos, TemplateFacts
 from evallint.frontend import ParseError
 from evallint.frontends import prompt_files as pf
-from evallint.frontends.marks import Doc, PathT
 from evallint.frontends.template_text import TextMap, fenced_spans
 from evallint.kinds import FileKind
+from evallint.marks import Doc, PathT
 from evallint.roles import Role, RoleInfo
 from evallint.source import LineIndex
 

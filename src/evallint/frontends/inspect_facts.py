@@ -8,28 +8,17 @@ and are cached with the file's other facts.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from evallint.facts import Pos
+from evallint.facts.inspect_graders import (
+    InspectGrader,
+)
 from evallint.pyast import dotted
 from evallint.source import char_column
 
 GRADED = {"inspect_ai.scorer.model_graded_qa", "inspect_ai.scorer.model_graded_fact"}
 SCORER_DECO = "inspect_ai.scorer.scorer"
 GET_MODEL = "inspect_ai.model.get_model"
-
-
-@dataclass
-class InspectGrader:
-    """A grader call: ``kind`` is ``graded`` (model_graded_*) or ``get_model`` (custom scorer)."""
-
-    kind: str
-    func: str
-    pos: Pos
-    has_model: bool
-    has_role: bool
-    include_history: bool = False
-    history_pos: Pos | None = None
 
 
 def _is_off(node: ast.expr) -> bool:

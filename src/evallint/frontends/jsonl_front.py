@@ -13,7 +13,6 @@ they hold no template, and at most ``MAX_RECORDS`` records are read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -24,13 +23,17 @@ from evallint.classify import (
     TEMPLATE_FIELDS,
 )
 from evallint.config import Config
-from evallint.facts import FileFacts, Pos
+from evallint.facts import Pos
+from evallint.facts.prompt_collections import (
+    CollectionFacts,
+    CollectionRecord,
+)
 from evallint.frontend import ParseError, frontend
 from evallint.frontends import prompt_files as pf
 from evallint.frontends.dollar_front import has_dollar_fields
 from evallint.frontends.embedded import prompt_from_text, string_locator
-from evallint.frontends.marks import Doc, PathT, load_json
 from evallint.kinds import FileKind
+from evallint.marks import Doc, PathT, load_json
 from evallint.roles import Role, RoleInfo, prompt_name_role, role_from_value
 from evallint.source import LineIndex, SourceFile
 
@@ -38,22 +41,6 @@ _NAME_FIELDS = ("name", "id", "key", "title", "prompt_name", "task")
 _ROLE_FIELDS = ("role", "type", "kind", "step", "agent", "purpose", "stage")
 MAX_RECORDS = 2000
 _PROBE = 5  # records that must show a template before the rest of a JSONL file is read
-
-
-@dataclass
-class CollectionRecord:
-    """One prompt record: its name, where it starts, its model and its template fields."""
-
-    name: str
-    pos: Pos
-    prompts: list[pf.PromptFileFacts] = field(default_factory=list)
-    model: str | None = None
-    model_pos: Pos | None = None
-
-
-@dataclass
-class CollectionFacts(FileFacts):
-    records: list[CollectionRecord] = field(default_factory=list)
 
 
 def has_placeholders(text: str) -> bool:

@@ -8,35 +8,19 @@ are read with :class:`string.Formatter` — the parser the evals framework itsel
 from __future__ import annotations
 
 import string
-from dataclasses import dataclass, field
 from typing import Any
 
 from evallint.config import Config
-from evallint.facts import FileFacts, Pos
+from evallint.facts import Pos
+from evallint.facts.openai_evals import (
+    FormatField,
+    GradedSpec,
+    OpenAIEvalsFacts,
+)
 from evallint.frontend import frontend
-from evallint.frontends.marks import Doc, PathT, load_yaml
 from evallint.kinds import FileKind
+from evallint.marks import Doc, PathT, load_yaml
 from evallint.source import SourceFile
-
-
-@dataclass
-class FormatField:
-    name: str  # root name: ``input`` for ``{input[0]}`` or ``{input.text}``
-    field: str  # the whole field expression
-    pos: Pos
-
-
-@dataclass
-class GradedSpec:
-    name: str
-    pos: Pos
-    fields: list[FormatField] = field(default_factory=list)
-    mapped: list[str] = field(default_factory=list)  # names in input_outputs (keys and values)
-
-
-@dataclass
-class OpenAIEvalsFacts(FileFacts):
-    specs: list[GradedSpec] = field(default_factory=list)
 
 
 def format_fields(text: str, first_line: int, column: int) -> list[FormatField]:

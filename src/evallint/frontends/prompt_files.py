@@ -11,20 +11,27 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from evallint import globs
 from evallint.config import Config
 from evallint.facts import Pos, PromptFacts, Section, TemplateFacts
+from evallint.facts.prompt_files import (
+    EVALLINT_KEYS,
+    FORMAT_KEY,
+    JSON_KEY,
+    LEGITIMATE_ITEM_KEYS,
+    PromptFileFacts,
+    UnknownKey,
+)
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.dollar_front import has_dollar_fields, parse_dollar
 from evallint.frontends.format_front import has_format_fields, parse_format
-from evallint.frontends.marks import Doc, load_yaml, split_front_matter
 from evallint.frontends.mustache_front import parse_mustache
 from evallint.frontends.template_text import TextMap, fenced_spans, normalize_newlines
 from evallint.kinds import FileKind
+from evallint.marks import Doc, load_yaml, split_front_matter
 from evallint.roles import (
     JUDGE_IDENTITY,
     JUDGE_TASK,
@@ -33,6 +40,7 @@ from evallint.roles import (
     RoleInfo,
     content_role,
     first_direct,
+    heading_role,
     name_tokens,
     prompt_name_role,
     reported_speech,
@@ -42,32 +50,6 @@ from evallint.roles import (
     snippet,
 )
 from evallint.source import SourceFile
-
-
-@dataclass
-class UnknownKey:
-    """A key of the front matter's ``evallint:`` block that evallint does not read (EL905)."""
-
-    key: str  # as written, with its parents: ``legitimate[0].reasons``
-    pos: Pos
-    suggestion: str  # the known key it is closest to, or ""
-
-
-@dataclass
-class PromptFileFacts(PromptFacts):
-    """PromptFacts plus what the template rules need beyond the shared fields."""
-
-    # Where the template works on a batch of items ("for each item", a loop over items).
-    batch_pos: Pos | None = None
-    batch_evidence: str = ""
-    # What the prompt says it evaluates ("Evaluate the cleaned context" → "context"): a variable
-    # of that name is the item under evaluation, not the generator's context.
-    subjects: list[str] = field(default_factory=list)
-    # History variables framed as the user's own conversation (``conversation_inputs``): the
-    # task input of a multi-turn judge, not the generator's context.
-    conversation: list[str] = field(default_factory=list)
-    unknown_keys: list[UnknownKey] = field(default_factory=list)
-
 
 _JINJA_EXTS = (".j2", ".jinja", ".jinja2", ".prompty")
 _MUSTACHE_EXTS = (".mustache", ".hbs", ".handlebars", ".prompt")
@@ -80,35 +62,8 @@ _FORMAT_NAMES = {
 _MUSTACHE_SIGNS = re.compile(r"\{\{~?\s*[#/^>!]|\{\{\{")
 _JINJA_SIGNS = re.compile(r"\{%|\{#")
 
-# A heading names a role only in so many words: an agent noun ("## Judge prompt", "# Grader"),
-# or an activity that opens the heading followed by a prompt word or an object ("## Evaluation
-# prompt", "## Grading rubric", "# Step 2: Judge the draft"). A bare "## Evaluation", "Critique
-# and Feedback", "Evaluation Dimensions" or "... on Evaluation Section" only mention it.
-HEADING_EVALUATOR_AGENTS = frozenset(
-    {"evaluator", "judge", "grader", "critic", "scorer", "rater", "verifier", "reviewer",
-     "assessor"}
-)
-HEADING_EVALUATOR_ACTS = frozenset(
-    {"evaluation", "evaluate", "judging", "judge", "grading", "grade", "critique", "scoring",
-     "score", "rate", "assess", "assessment", "rubric", "verify", "review"}
-)
-HEADING_GENERATOR_AGENTS = frozenset(
-    {"generator", "writer", "solver", "actor", "drafter", "producer", "implementer", "refiner"}
-)
-HEADING_GENERATOR_ACTS = frozenset({"generation", "generate", "write", "solve", "refine",
-                                    "produce", "implement"})
-# Words that may follow an activity that opens a heading: "Evaluation prompt", "Judge the draft".
-_PROMPT_WORDS = frozenset(
-    {"prompt", "prompts", "step", "stage", "phase", "instructions", "instruction", "rubric",
-     "template", "system", "node", "pass", "round", "role", "agent", "the", "this", "a", "an",
-     "each", "every", "all", "its", "your"}
-)
-_STEP_WORDS = frozenset({"step", "stage", "phase", "part", "round"})
-# An agent noun after these is where material came from ("Feedback from the judge").
-_PROVENANCE = frozenset({"from", "by", "of"})
 _EXAMPLE_WORDS = frozenset({"example", "examples", "sample", "samples", "demonstration",
                             "demonstrations"})
-_CLAUSES = re.compile(r"\s*(?::|\s[-–—|]\s|[–—|])\s*")
 
 _BATCH_TEXT = re.compile(
     r"\bfor each (?:item|response|sample|case|submission|candidate|answer|output)\b"
@@ -129,10 +84,6 @@ _FORMAT_CUE = re.compile(
     r"use\s+the\s+following\s+(?:format|structure))\b.*$"
 )
 _STRUCTURE = re.compile(r"```|<[A-Za-z_][\w-]*>|\[\[[^\]\n]+\]\]")
-FORMAT_KEY = "(format)"
-# A JSON contract with names of its own: an example object, a schema, or "respond in JSON with
-# the keys ...". Any such contract is explicit; which keys it holds is the loop's business.
-JSON_KEY = "(json)"
 _JSON_WITH_KEYS = re.compile(
     r"(?i)\bjson\b[^.\n]{0,80}?\b(?:keys?|fields?|properties|attributes)\b"
     r"|\b(?:keys?|fields?|properties|attributes)\b[^.\n]{0,80}?\bjson\b"
@@ -292,55 +243,6 @@ def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[S
     return out
 
 
-# "## Generator output" in a judge prompt is the material under evaluation, not a prompt;
-# "## Evaluator feedback" in a refiner prompt is the material it revises.
-_MATERIAL = frozenset(
-    {"output", "outputs", "response", "responses", "answer", "answers", "result", "results",
-     "attempt", "attempts", "draft", "drafts", "submission", "completion", "text", "feedback",
-     "critique", "critiques", "verdict", "verdicts", "score", "scores", "notes", "comments"}
-)
-
-
-def heading_role(title: str) -> str:
-    """The role a heading (or a partial's name) states in so many words, else unknown."""
-    ev = gen = False
-    # In a step heading ("Step 2 — Evaluate") a bare activity names the step.
-    stepped = name_tokens(title)[:1] == ["step"]
-    for clause in _CLAUSES.split(title):
-        words = name_tokens(clause)
-        ev = ev or _clause_names(words, HEADING_EVALUATOR_AGENTS, HEADING_EVALUATOR_ACTS, stepped)
-        gen = gen or _clause_names(words, HEADING_GENERATOR_AGENTS, HEADING_GENERATOR_ACTS,
-                                   stepped)
-    if ev and not gen:
-        return Role.EVALUATOR.value
-    if gen and not ev:
-        return Role.GENERATOR.value
-    return Role.UNKNOWN.value
-
-
-def _clause_names(words: list[str], agents: frozenset[str], acts: frozenset[str],
-                  stepped: bool = False) -> bool:
-    """Does one clause of a heading name the role (not merely mention its activity)?"""
-    while words and (words[0] in _STEP_WORDS or words[0].isdigit()):
-        words = words[1:]  # "Step 2: ..." / "Step 2 Judge the draft"
-    if not words:
-        return False
-    for i, w in enumerate(words):
-        if w not in agents:
-            continue
-        after = words[i + 1] if i + 1 < len(words) else ""
-        before = words[max(0, i - 2):i]
-        if after not in _MATERIAL and not set(before) & _PROVENANCE:
-            return True
-    first, rest = words[0], words[1:]
-    # A bare "## Evaluation" or "## Critique" is as often the material a refiner receives.
-    if first in acts and (rest[0] in _PROMPT_WORDS if rest else stepped):
-        return True
-    # "Evaluate Node System Prompt", "Generate Questions System Prompt": a prompt named for
-    # its step.
-    return words[-1] in ("prompt", "instructions") and first in acts
-
-
 # ---------------------------------------------------------------------------- front matter
 
 
@@ -367,12 +269,6 @@ def _read_model(facts: PromptFacts, doc: Doc | None) -> None:
 def _evallint_table(fm: dict[str, Any]) -> dict[str, Any]:
     table = fm.get("evallint")
     return table if isinstance(table, dict) else {}
-
-
-# What the ``evallint:`` block may hold; anything else is reported (EL905), since a mistyped
-# declaration would otherwise do nothing at all.
-EVALLINT_KEYS = ("role", "legitimate")
-LEGITIMATE_ITEM_KEYS = ("inputs", "input", "reason")
 
 
 def unknown_evallint_keys(fm: dict[str, Any], doc: Doc | None) -> list[UnknownKey]:

@@ -9,15 +9,25 @@ with its type, and the template variables its rubric text pulls in.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import Any
 
 from evallint.config import Config
-from evallint.facts import FileFacts, Pos
+from evallint.facts import Pos
+from evallint.facts.promptfoo import (
+    PfAssertion,
+    PfGrader,
+    PfInclude,
+    PfMissing,
+    PfProvider,
+    PfTest,
+    PfVar,
+    PromptfooFacts,
+    target_file,
+)
 from evallint.frontend import ParseError, frontend
-from evallint.frontends.marks import Doc, PathT, load_json, load_yaml
-from evallint.frontends.marks import value_at as _at
 from evallint.kinds import FileKind
+from evallint.marks import Doc, PathT, load_json, load_yaml
+from evallint.marks import value_at as _at
 from evallint.source import SourceFile
 
 # Provider-id segments that name a vendor or an API flavour, not the model.
@@ -47,86 +57,6 @@ def provider_model(pid: str) -> str | None:
 
 def provider_vendor(pid: str) -> str:
     return pid.split(":", 1)[0].strip().lower() if ":" in pid else ""
-
-
-@dataclass
-class PfGrader:
-    """A grader setting: the provider id it names (None for an inline object without id)."""
-
-    id: str | None
-    model: str | None
-    pos: Pos
-    via: str | None = None  # the file:// grader file whose provider id this is
-
-
-@dataclass
-class PfVar:
-    """A template variable in rubric text (``{{ vars.context }}`` -> root 'vars')."""
-
-    name: str
-    path: tuple[str, ...]
-    pos: Pos
-    file: str | None = None  # the file:// rubric file it is in; None: this file
-
-    @property
-    def dotted(self) -> str:
-        return ".".join(self.path)
-
-
-@dataclass
-class PfAssertion:
-    type: str  # without the ``not-`` prefix
-    pos: Pos
-    grader: PfGrader | None = None
-    rubric_vars: list[PfVar] = field(default_factory=list)
-    rubric_file: str | None = None  # ``value: file://rubric.txt``
-
-
-@dataclass
-class PfTest:
-    grader: PfGrader | None = None
-    assertions: list[PfAssertion] = field(default_factory=list)
-    pos: Pos | None = None
-
-
-@dataclass
-class PfProvider:
-    id: str | None
-    model: str | None
-    vendor: str
-    pos: Pos
-    reasoning: str | None = None  # why this provider reasons (model family or config key)
-    show_thinking: bool | None = None
-    path: str | None = None  # the file:// providers file it is defined in; None: the config
-
-
-@dataclass
-class PfInclude:
-    purpose: str  # tests | defaultTest | providers | scenarios
-    target: str  # the path after file://, relative to the including file
-    pos: Pos
-
-
-@dataclass
-class PfMissing:
-    """A ``file://`` reference to a file that is not there."""
-
-    purpose: str
-    target: str
-    pos: Pos
-
-
-@dataclass
-class PromptfooFacts(FileFacts):
-    is_config: bool = False
-    providers: list[PfProvider] = field(default_factory=list)
-    providers_pos: Pos | None = None
-    default_test: PfTest | None = None
-    tests: list[PfTest] = field(default_factory=list)
-    includes: list[PfInclude] = field(default_factory=list)
-    missing: list[PfMissing] = field(default_factory=list)
-    # Prompt files under test (``prompts: [file://…]``), as generator templates.
-    prompts: list[Any] = field(default_factory=list)
 
 
 _CONFIG_KEYS = ("providers", "targets", "prompts", "defaultTest", "scenarios", "description")
@@ -176,14 +106,6 @@ def parse_promptfoo(source: SourceFile, config: Config) -> PromptfooFacts:
 
 _SCRIPT_EXTS = (".py", ".js", ".mjs", ".cjs", ".ts", ".go", ".rb", ".sh")
 _DATA_EXTS = (".yaml", ".yml", ".json")
-
-
-def target_file(target: str) -> str:
-    """The file part of a ``file://`` target: ``provider.py:call_api`` names ``provider.py``."""
-    head, sep, tail = target.rpartition(":")
-    if sep and head and "/" not in tail and not tail.startswith("\\"):
-        return head
-    return target
 
 
 def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts) -> None:
@@ -269,7 +191,7 @@ _PROMPT_EXTS = (".txt", ".md", ".j2", ".njk", ".jinja", ".jinja2", ".tmpl")
 def _prompt_under_test(source: SourceFile, config: Config, display: str, text: str,
                        pos: Pos, facts: PromptfooFacts) -> None:
     """A prompt file under test is the generator's template: the rubric must stay out of it."""
-    from evallint.frontends.config_refs import ConfigPrompt
+    from evallint.facts.configs import ConfigPrompt
     from evallint.frontends.embedded import identity, prompt_from_text
     from evallint.roles import Role, RoleInfo
 

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evallint.facts import Pos, TemplateFacts, TemplateVar
+from evallint.facts.prompt_files import PromptFileFacts
 from evallint.frontend import ParseError
 from evallint.frontends.format_front import has_format_fields, parse_format
 from evallint.frontends.prompt_files import (
     _CANDIDATE_NAMES,
-    PromptFileFacts,
     _content_role,
     _evaluates,
     _names_the_judge,

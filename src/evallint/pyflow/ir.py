@@ -19,7 +19,7 @@ from evallint import datacodec
 from evallint.facts import FileFacts, Pos, PromptFacts, pickled_by_fields
 
 if TYPE_CHECKING:
-    from evallint.frontends.inspect_facts import InspectGrader
+    from evallint.facts.inspect_graders import InspectGrader
     from evallint.pyflow.datasets import DatasetRun, JudgeDefault
 
 # A symbolic value for model resolution:
