@@ -12,8 +12,8 @@ import pytest
 from evallint.checks.inspect_scorers import history_shown
 from evallint.checks.openai_evals import spec_fields
 from evallint.checks.promptfoo import rubric_reads
+from evallint.facts.graderreads import SOURCES
 from evallint.findings import Severity
-from evallint.graderreads import SOURCES
 from evallint.registry import load_checks
 from tests.conftest import lint_tree, write_files
 

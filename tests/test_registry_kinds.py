@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from evallint.engine import RunResult
+from evallint.facts.graderreads import SOURCES as READ_SOURCES
+from evallint.facts.modelpairs import SOURCES
+from evallint.facts.toolgrants import SOURCES as GRANT_SOURCES
 from evallint.frontend import FRONTENDS
-from evallint.graderreads import SOURCES as READ_SOURCES
-from evallint.modelpairs import SOURCES
 from evallint.registry import (
     FILE_CHECKS,
     MODULE_KINDS,
@@ -31,7 +32,6 @@ from evallint.registry import (
     load_rules,
     modules_for,
 )
-from evallint.toolgrants import SOURCES as GRANT_SOURCES
 from tests.conftest import lint_tree, write_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -127,8 +127,8 @@ def test_modules_outside_the_kind_table_register_nothing() -> None:
     nothing, or what they register would be missing from a run."""
     import importlib
 
+    from evallint.facts.modelpairs import SOURCES
     from evallint.frontend import FRONTENDS
-    from evallint.modelpairs import SOURCES
     from evallint.registry import (
         FILE_CHECKS,
         MODULE_KINDS,

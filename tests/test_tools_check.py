@@ -7,8 +7,8 @@ from pathlib import Path
 
 from evallint.checks.agents import agent_grants
 from evallint.checks.python_models import python_grants
+from evallint.facts.toolgrants import SOURCES
 from evallint.registry import load_checks
-from evallint.toolgrants import SOURCES
 from tests.conftest import lint_tree, write_files
 
 AGENT = "---\nname: grader\ndescription: Grades the draft.\ntools: Read, Bash, Write\n---\nGrade.\n"

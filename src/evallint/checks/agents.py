@@ -11,13 +11,13 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from evallint.facts.agents import AgentFacts, SettingsFacts, ToolRef
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
+from evallint.facts.toolgrants import ToolGrant, grant_source
 from evallint.findings import Finding, Related
 from evallint.kinds import FileKind
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import name_tokens
 from evallint.toolcaps import VERBS, capability, reported
-from evallint.toolgrants import ToolGrant, grant_source
 
 CORE_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
 _ALIASES = {"sonnet": "claude-sonnet", "opus": "claude-opus", "haiku": "claude-haiku"}

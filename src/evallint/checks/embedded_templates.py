@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator
 
 from evallint.facts import FileFacts, Pos, PromptFacts
 from evallint.facts.configs import ConfigPrompt, JudgeConfigFacts
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.facts.prompt_collections import CollectionFacts
 from evallint.findings import Finding, Related, Severity
 from evallint.kinds import TEMPLATE_KINDS, FileKind
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import FILE_CHECKS, Context, Project, file_check, project_check
 from evallint.roles import Role
 

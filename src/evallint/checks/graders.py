@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.facts.graderreads import FIELDS, HISTORY, SOURCES, VARS, GraderRead
 from evallint.findings import Finding, Severity
-from evallint.graderreads import FIELDS, HISTORY, SOURCES, VARS, GraderRead
 from evallint.registry import Context, Project, project_check
 from evallint.signals import as_list, name_listed, signal_in
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.facts.graderreads import HISTORY, GraderRead, grader_source
 from evallint.facts.inspect_graders import InspectGrader
 from evallint.findings import Finding, Severity
-from evallint.graderreads import HISTORY, GraderRead, grader_source
 from evallint.kinds import FileKind
 from evallint.pyflow.ir import PythonFacts
 from evallint.registry import Context, Project, project_check

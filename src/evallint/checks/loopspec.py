@@ -15,9 +15,9 @@ from typing import Any
 from evallint import reads
 from evallint.classify import project_root_of
 from evallint.facts.loopspec import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.findings import Finding, Related
 from evallint.kinds import FileKind
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 
 THRESHOLD_KEYS = (("pass_threshold",), ("eval_config", "pass_threshold"),

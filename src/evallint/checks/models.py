@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint import models
+from evallint.facts.modelpairs import SOURCES, ModelPair
 from evallint.findings import Finding
-from evallint.modelpairs import SOURCES, ModelPair
 from evallint.registry import Context, Project, project_check
 
 

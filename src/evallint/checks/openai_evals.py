@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.facts.graderreads import FIELDS, GraderRead, grader_source
 from evallint.facts.openai_evals import OpenAIEvalsFacts
-from evallint.graderreads import FIELDS, GraderRead, grader_source
 from evallint.kinds import FileKind
 from evallint.registry import Context, Project
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from evallint import models
 from evallint.facts import Pos
+from evallint.facts.graderreads import VARS, GraderRead, grader_source
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.facts.promptfoo import (
     PfAssertion,
     PfGrader,
@@ -23,9 +25,7 @@ from evallint.facts.promptfoo import (
     target_file,
 )
 from evallint.findings import Finding, Related, Severity
-from evallint.graderreads import VARS, GraderRead, grader_source
 from evallint.kinds import FileKind
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.pyflow.results import where
 from evallint.registry import Context, Project, file_check, project_check
 

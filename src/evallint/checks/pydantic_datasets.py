@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from evallint import reads
 from evallint.classify import project_root_of
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.frontend import ParseError
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.models import without_provider
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.project import rel, result_for

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
+from evallint.facts.toolgrants import ToolGrant, grant_source
 from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.pyflow.summaries import chain_keys
 from evallint.registry import Context, Project
 from evallint.roles import Role
 from evallint.toolcaps import writes
-from evallint.toolgrants import ToolGrant, grant_source
 
 
 def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from evallint.facts import FileFacts, Pos, PromptFacts, TemplateRef, TemplateVar
+from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.facts.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFacts
 from evallint.findings import Finding, Related, Severity
 from evallint.kinds import TEMPLATE_KINDS, FileKind
-from evallint.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.registry import Context, Project, file_check, project_check
 from evallint.roles import Role, heading_role, name_tokens, singular
 from evallint.signals import as_list, name_listed, signal_in

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.facts.toolgrants import SOURCES
 from evallint.findings import Finding
 from evallint.registry import Context, Project, project_check
-from evallint.toolgrants import SOURCES
 
 
 @project_check("EL401")
