@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evallint.facts import FileFacts, Pos
-from evallint.facts import prompt_files as pf
+from evallint.facts.prompt_files import PromptFileFacts
 
 
 @dataclass
 class ConfigPrompt:
     """A judge template a config holds or names, with where the config does so."""
 
-    facts: pf.PromptFileFacts
+    facts: PromptFileFacts
     judge: str  # the judge (annotator, evaluator) it belongs to
     pos: Pos  # where the config names or holds it
     note: str  # the Related message on findings in a named file

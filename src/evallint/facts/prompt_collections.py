@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from evallint.facts import FileFacts, Pos
-from evallint.facts import prompt_files as pf
+from evallint.facts.prompt_files import PromptFileFacts
 
 
 @dataclass
@@ -14,7 +14,7 @@ class CollectionRecord:
 
     name: str
     pos: Pos
-    prompts: list[pf.PromptFileFacts] = field(default_factory=list)
+    prompts: list[PromptFileFacts] = field(default_factory=list)
     model: str | None = None
     model_pos: Pos | None = None
 
