@@ -41,8 +41,7 @@ def grader_context(project: Project, ctx: Context) -> Iterator[Finding]:
                 if sig is not None:
                     yield _context_finding(ctx, read, f"generator-context signal '{sig}'")
                     continue
-                reason = ctx.legitimate(read.owner, read.name) or ctx.legitimate(
-                    read.owner, read.dotted)
+                reason = _legitimate(ctx, read)
                 suffix = (f" (declared legitimate: {reason})" if reason else
                           "; map it in input_outputs, declare it legitimate, or remove it")
                 yield ctx.finding(
@@ -75,7 +74,7 @@ def grader_signal(name: str, ctx: Context, *, with_template_signals: bool = Fals
 
 def _context_finding(ctx: Context, read: GraderRead, why: str) -> Finding:
     """The error, or a note when the file or the config declares the read legitimate."""
-    reason = ctx.legitimate(read.owner, read.name) or ctx.legitimate(read.owner, read.dotted)
+    reason = _legitimate(ctx, read)
     if reason:
         return ctx.finding("EL205", read.path, read.pos,
                            f"the {read.grader} grader sees '{read.dotted}' (declared "
@@ -86,3 +85,8 @@ def _context_finding(ctx: Context, read: GraderRead, why: str) -> Finding:
         f"the {read.grader} grader's template renders '{read.dotted}' ({why}), beyond the task "
         "input, the output and the reference: the judge sees generator-side context",
         related=read.related)
+
+
+def _legitimate(ctx: Context, read: GraderRead) -> str | None:
+    """Why the file or the config lets the grader see this read, by its name or as written."""
+    return ctx.legitimate(read.owner, read.name) or ctx.legitimate(read.owner, read.dotted)

@@ -113,7 +113,7 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     found that it imports an LLM helper module). A module that names ``inspect_ai`` also gets
     its Inspect grader calls, from the tree parsed here when there is one."""
     facts, tree = _facts(source, force)
-    if facts.uses_inspect and not facts.notebook:
+    if not facts.notebook and "inspect_ai" in source.text:
         from evallint.frontends.inspect_facts import scan_inspect
 
         facts.inspect_graders = tuple(scan_inspect(source.text, tree))
@@ -126,7 +126,7 @@ def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | N
     is_nb = source.rel.lower().endswith(".ipynb")
     kind = FileKind.NOTEBOOK if is_nb else FileKind.PYTHON
     facts = PythonFacts(path=source.rel, kind=kind.value, module=module_name(source.rel),
-                        notebook=is_nb, uses_inspect="inspect_ai" in source.text)
+                        notebook=is_nb)
     code = source.text
     pos_map = _plain_pos
     joined: JoinedNotebook | None = None

@@ -243,10 +243,9 @@ class PythonFacts(FileFacts):
     # the default judge model (see :mod:`evallint.pyflow.datasets`); eager, read by a check.
     datasets: tuple[DatasetRun, ...] = ()
     judge_defaults: tuple[JudgeDefault, ...] = ()
-    # The text names ``inspect_ai``; then the Inspect grader calls (``model_graded_qa()``,
-    # ``get_model()`` in a scorer), read from the same tree: see
+    # The Inspect grader calls (``model_graded_qa()``, ``get_model()`` in a scorer) of a module
+    # whose text names ``inspect_ai``, read from the same tree: see
     # :mod:`evallint.frontends.inspect_facts` and :mod:`evallint.checks.inspect_scorers`.
-    uses_inspect: bool = False
     inspect_graders: tuple[InspectGrader, ...] = ()
 
     # The code tree (constants, functions, owners) travels through the process pool as one
