@@ -226,3 +226,17 @@ def test_show_files(broken: Path) -> None:
     assert code == 0
     assert out.splitlines() == ["loop.py\tpython", "prompts/judge.j2\tjinja",
                                 "prompts/other.j2\tjinja"]
+
+
+@pytest.mark.parametrize("args", [["check", "--show-files"], ["check", "--no-cache"]])
+def test_a_reader_that_leaves_early_ends_the_run_quietly(args: list[str]) -> None:
+    """``evallint check | head``: the pipe closes before the report is written. Like any
+    command-line tool, evallint stops without a traceback or an "internal error" line."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    proc = subprocess.Popen([sys.executable, "-m", "evallint", *args, str(fixtures)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # before the child has written anything (it is still starting)
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert "internal error" not in err and "Traceback" not in err and "Broken pipe" not in err

@@ -42,3 +42,22 @@ def test_same_findings_from_the_root_its_parent_and_further_up(tmp_path: Path) -
     assert len(here) > 30  # every kind of the broken fixtures is read
     assert _findings(out_b, "project/") == here
     assert _findings(out_c, "outer/project/") == here
+
+
+def test_same_findings_for_a_project_named_by_its_absolute_path_from_elsewhere(
+        tmp_path: Path) -> None:
+    """From a folder beside the project, its files show by absolute path; resolving a
+    template's include climbs their folders up to ``/`` and stops there (it once climbed
+    forever and the run ended on the project time budget, cross-file findings lost)."""
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES, project)
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = ["check", "--no-cache", "--output-format", "json"]
+    code_a, out_a, _ = run([*args, "."], project)
+    code_b, out_b, err_b = run([*args, str(project)], elsewhere)
+    assert (code_a, code_b) == (1, 1), err_b
+    here = _findings(out_a, "")
+    assert {row[3] for row in here} >= {"EL104", "EL106"}  # the include checks ran
+    assert _findings(out_b, f"{project}/") == here

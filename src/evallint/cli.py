@@ -6,6 +6,7 @@ status goes to stderr. No traceback ever reaches the user (set EVALLINT_DEBUG=1 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -69,10 +70,22 @@ class _Group(click.Group):
             raise
         except (ConfigError, DiscoveryError, SelectionError, RuleDataError, BaselineError) as exc:
             fail(str(exc))
+        except BrokenPipeError:  # the reader left (``| head``): what it read is all it wanted
+            _stdout_to_devnull()
+            raise SystemExit(1) from None
         except Exception as exc:  # pragma: no cover - the last line of defence
             if os.environ.get("EVALLINT_DEBUG"):
                 raise
             fail(f"internal error: {type(exc).__name__}: {exc} (set EVALLINT_DEBUG=1 for details)")
+
+
+def _stdout_to_devnull() -> None:
+    """Send what is left of standard output nowhere, so that flushing it at exit does not
+    fail a second time on the closed pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -305,11 +305,12 @@ class _Resolver:
         folder = posixpath.dirname(facts.path)
         roots: list[str] = []
         cur = folder
-        while True:
+        while True:  # up to "" for a path relative to the run, "/" for one outside it
             roots.append(cur)
-            if not cur:
+            parent = posixpath.dirname(cur)
+            if not cur or parent == cur:
                 break
-            cur = posixpath.dirname(cur)
+            cur = parent
         own_ext = posixpath.splitext(facts.path)[1]
         for root in roots:
             base = posixpath.normpath(posixpath.join(root, target)) if root else posixpath.normpath(
