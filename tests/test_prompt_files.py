@@ -14,6 +14,7 @@ from evallint.frontends.format_front import parse_format
 from evallint.frontends.prompt_files import dialect_for, parse_prompt_file
 from evallint.roles import Role
 from evallint.source import SourceFile
+from tests.conftest import lint_tree, write_files
 
 
 def parse(rel: str, text: str, config: dict[str, Any] | None = None) -> PromptFileFacts:
@@ -314,3 +315,46 @@ def test_a_schema_named_in_front_matter_is_a_json_contract() -> None:
     assert JSON_KEY in parse("p/judge.prompt", text).contract_keys
     text = "---\noutput:\n  format: text\n---\nYou are a judge. Judge {{ output }}."
     assert JSON_KEY not in parse("p/judge.prompt", text).contract_keys
+
+
+# VS Code and Claude Code read a prompt file's header as ``key: value`` lines; the OpenSpec
+# generator writes headers such as this one, which strict YAML refuses (": " inside a value).
+LENIENT_HEADER = """---
+description: Review: grade the draft
+mode: agent
+role: evaluator
+tools:
+  - read
+---
+Score this answer.
+<answer>{{ answer }}</answer>
+Earlier attempts: {{ intermediate_steps }}
+"""
+
+
+def test_a_prompt_file_header_yaml_refuses_is_read_as_key_value_lines() -> None:
+    facts = parse("prompts/review.prompt.md", LENIENT_HEADER)
+    assert facts.front_matter == {"description": "Review: grade the draft", "mode": "agent",
+                                  "role": "evaluator", "tools": ["read"]}
+    assert facts.front_matter_lines == {"description": 2, "mode": 3, "role": 4, "tools": 5}
+    assert facts.role.role is Role.EVALUATOR and facts.role.explicit
+    assert [v.name for v in facts.template.variables] == ["answer", "intermediate_steps"]
+    assert facts.template.variables[1].pos.line == 10  # body positions are file positions
+
+
+def test_the_leniently_read_header_feeds_the_rules(tmp_path: Path) -> None:
+    """The role it declares counts: its evaluator prompt shows the generator's steps."""
+    write_files(tmp_path, {"prompts/review.prompt.md": LENIENT_HEADER})
+    found = lint_tree(tmp_path, {"EL102", "EL901"}).findings
+    assert [(f.code, f.line) for f in found] == [("EL102", 10)]
+
+
+@pytest.mark.parametrize(("rel", "header"), [
+    ("prompts/review.prompt.md", "name: judge\ntools: [read, write\n"),  # an unclosed list
+    ("prompts/review.prompt.md", "[not, closed\n"),  # no key at a line's start
+    ("prompts/review.prompty", "name: Review: Grade\n"),  # Prompty loads strict YAML
+    ("prompts/review.prompt", "model: x: y\n"),  # so does Dotprompt
+])
+def test_headers_no_reading_can_follow_stay_parse_errors(rel: str, header: str) -> None:
+    with pytest.raises(ParseError):
+        parse(rel, f"---\n{header}---\nScore {{{{ answer }}}}.\n")

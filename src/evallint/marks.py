@@ -9,6 +9,7 @@ parser saw, which the engine reports as EL901.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -319,3 +320,97 @@ def split_front_matter(text: str) -> tuple[str, int, int] | None:
         if lines[idx].rstrip("\r\n").rstrip() in ("---", "..."):
             return "".join(lines[1:idx]), 2, idx + 2
     return None
+
+
+# --------------------------------------------------------------------------- lenient reading
+
+_LENIENT_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+|$)")
+_LIST_ITEM = re.compile(r"^([ \t]*-[ \t]+)(.*?)\s*$")
+
+
+def lenient_front_matter(text: str, first_line: int, keys: frozenset[str] | None,
+                         need_name: bool = True) -> Doc | None:
+    """Read front matter as ``key: value`` lines when strict YAML refuses it.
+
+    The tools that load agent and prompt files read their headers this way: Claude Code
+    loads an agent whose description holds an unquoted ``: `` (``Use this agent when:
+    ...``), VS Code a prompt file headed ``name: OpenSpec: Apply``; YAML rejects both.
+    Reading them leniently lets evallint analyse what the tool really runs. A line opens an
+    entry when it starts with one of ``keys`` (any key at the start of a line when None) and
+    a colon; other lines continue the value above. Returns None (keep the strict error) when
+    ``need_name`` and the block has no ``name``, or a value uses YAML syntax this reading
+    cannot follow (an unclosed flow list or quote).
+    """
+    data: dict[str, Any] = {}
+    doc = Doc(data)
+    key: str | None = None
+    for i, raw in enumerate(text.splitlines()):
+        line = first_line + i
+        m = _LENIENT_KEY.match(raw)
+        if m and (keys is None or m.group(1) in keys) and m.group(1) not in data:
+            key = m.group(1)
+            col = m.end() + 1
+            value = _lenient_scalar(raw[m.end():].rstrip(), (key,), Pos(line, col), doc)
+            if value is _BAD:
+                return None
+            data[key] = value
+            doc.keys[(key,)] = Pos(line, 1)
+            doc.values[(key,)] = Pos(line, col)
+            continue
+        if key is None or not raw.strip():
+            continue
+        if not _continue(data, key, raw, line, doc):
+            return None
+    if not need_name:
+        return doc if data else None
+    name = data.get("name")
+    return doc if isinstance(name, str) and name.strip() else None
+
+
+_BAD = object()
+
+
+def _lenient_scalar(value: str, at: PathT, pos: Pos, doc: Doc) -> Any:
+    """One value on a key's line: quoted, a flow list/map, a block marker, or plain text."""
+    if not value or value[0] in "|>":
+        return None if not value else ""
+    if value[0] in "[{":
+        try:
+            loaded = load_yaml(value, line_offset=pos.line - 1)
+        except ParseError:
+            return _BAD
+        if isinstance(loaded.data, list):
+            for j, _item in enumerate(loaded.data):
+                item_pos = loaded.values.get((j,))
+                if item_pos is not None:
+                    item_at: PathT = (*at, j)
+                    doc.values[item_at] = Pos(pos.line, pos.column + item_pos.column - 1)
+        return loaded.data
+    if value[0] in "\"'":
+        if len(value) < 2 or value[-1] != value[0]:
+            return _BAD
+        doc.quoted.add(at)
+        return value[1:-1]
+    if value[0] in "&*!%@`":
+        return _BAD
+    return value
+
+
+def _continue(data: dict[str, Any], key: str, raw: str, line: int, doc: Doc) -> bool:
+    """Add a line that is no key to the value above: a ``- item`` of a list, else more text."""
+    current = data[key]
+    item = _LIST_ITEM.match(raw)
+    if item and (current is None or isinstance(current, list)):
+        items = current if isinstance(current, list) else []
+        doc.values[(key, len(items))] = Pos(line, len(item.group(1)) + 1)
+        text = item.group(2)
+        if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
+            text = text[1:-1]
+        items.append(text)
+        data[key] = items
+        return True
+    if isinstance(current, list):
+        return False
+    text = raw.strip()
+    data[key] = text if not current else f"{current}\n{text}"
+    return True

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from evallint.findings import Finding
 from evallint.fixing import Fix, TextEdit, fixer, line_offsets
 from evallint.frontend import ParseError
-from evallint.frontends.agents_front import lenient_front_matter, tool_list
-from evallint.marks import Doc, load_yaml, split_front_matter
+from evallint.frontends.agents_front import AGENT_KEYS, tool_list
+from evallint.marks import Doc, lenient_front_matter, load_yaml, split_front_matter
 
 READ_ONLY = "Read, Grep, Glob"  # the rule's documented allow-list for a judge
 TOOL_KEYS = ("tools", "allowed-tools", "allowedTools")
@@ -41,7 +41,7 @@ def _front(text: str) -> _Front | None:
     try:
         doc = load_yaml(yaml_text, line_offset=first - 1)
     except ParseError:
-        lenient = lenient_front_matter(yaml_text, first)
+        lenient = lenient_front_matter(yaml_text, first, AGENT_KEYS)
         if lenient is None:
             return None
         doc = lenient

@@ -22,7 +22,14 @@ from evallint.facts.agents import (
 )
 from evallint.frontend import ParseError, frontend
 from evallint.kinds import FileKind
-from evallint.marks import Doc, PathT, load_json, load_yaml, split_front_matter
+from evallint.marks import (
+    Doc,
+    PathT,
+    lenient_front_matter,
+    load_json,
+    load_yaml,
+    split_front_matter,
+)
 from evallint.roles import (
     AGENT_MAKER_WORDS,
     Role,
@@ -118,91 +125,6 @@ AGENT_KEYS = frozenset({
     "permissionMode", "skills", "hooks", "mcpServers", "memory", "maxTurns", "effort",
     "background", "isolation", "version", "tags", "category",
 })
-_LENIENT_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+|$)")
-_LIST_ITEM = re.compile(r"^([ \t]*-[ \t]+)(.*?)\s*$")
-
-
-def lenient_front_matter(text: str, first_line: int) -> Doc | None:
-    """Read front matter as ``key: value`` lines when strict YAML refuses it.
-
-    Claude Code loads agent files whose description holds an unquoted ``: `` (``Use this
-    agent when: ...``), which YAML rejects; reading them leniently lets evallint analyse what
-    the tool really runs. Returns None (keep the strict error) when the block has no ``name``
-    or a value uses YAML syntax this reading cannot follow (an unclosed flow list or quote).
-    """
-    data: dict[str, Any] = {}
-    doc = Doc(data)
-    key: str | None = None
-    for i, raw in enumerate(text.splitlines()):
-        line = first_line + i
-        m = _LENIENT_KEY.match(raw)
-        if m and m.group(1) in AGENT_KEYS and m.group(1) not in data:
-            key = m.group(1)
-            col = m.end() + 1
-            value = _lenient_scalar(raw[m.end():].rstrip(), (key,), Pos(line, col), doc)
-            if value is _BAD:
-                return None
-            data[key] = value
-            doc.keys[(key,)] = Pos(line, 1)
-            doc.values[(key,)] = Pos(line, col)
-            continue
-        if key is None or not raw.strip():
-            continue
-        if not _continue(data, key, raw, line, doc):
-            return None
-    name = data.get("name")
-    return doc if isinstance(name, str) and name.strip() else None
-
-
-_BAD = object()
-
-
-def _lenient_scalar(value: str, at: PathT, pos: Pos, doc: Doc) -> Any:
-    """One value on a key's line: quoted, a flow list/map, a block marker, or plain text."""
-    if not value or value[0] in "|>":
-        return None if not value else ""
-    if value[0] in "[{":
-        try:
-            loaded = load_yaml(value, line_offset=pos.line - 1)
-        except ParseError:
-            return _BAD
-        if isinstance(loaded.data, list):
-            for j, _item in enumerate(loaded.data):
-                item_pos = loaded.values.get((j,))
-                if item_pos is not None:
-                    item_at: PathT = (*at, j)
-                    doc.values[item_at] = Pos(pos.line, pos.column + item_pos.column - 1)
-        return loaded.data
-    if value[0] in "\"'":
-        if len(value) < 2 or value[-1] != value[0]:
-            return _BAD
-        doc.quoted.add(at)
-        return value[1:-1]
-    if value[0] in "&*!%@`":
-        return _BAD
-    return value
-
-
-def _continue(data: dict[str, Any], key: str, raw: str, line: int, doc: Doc) -> bool:
-    """Add a line that is no key to the value above: a ``- item`` of a list, else more text."""
-    current = data[key]
-    item = _LIST_ITEM.match(raw)
-    if item and (current is None or isinstance(current, list)):
-        items = current if isinstance(current, list) else []
-        doc.values[(key, len(items))] = Pos(line, len(item.group(1)) + 1)
-        text = item.group(2)
-        if len(text) >= 2 and text[0] in "\"'" and text[-1] == text[0]:
-            text = text[1:-1]
-        items.append(text)
-        data[key] = items
-        return True
-    if isinstance(current, list):
-        return False
-    text = raw.strip()
-    data[key] = text if not current else f"{current}\n{text}"
-    return True
-
-
 # --------------------------------------------------------------------------- roles
 
 # Words that say an agent grades: "evaluate" and "rate" are left out, an auditor "evaluates
@@ -407,7 +329,7 @@ def parse_agent(source: SourceFile, config: Config) -> AgentFacts:
     try:
         doc = load_yaml(yaml_text, line_offset=first_line - 1)
     except ParseError as strict_error:
-        lenient = lenient_front_matter(yaml_text, first_line)
+        lenient = lenient_front_matter(yaml_text, first_line, AGENT_KEYS)
         if lenient is None:
             raise strict_error from None
         doc = lenient

@@ -31,7 +31,7 @@ from evallint.frontends.format_front import has_format_fields, parse_format
 from evallint.frontends.mustache_front import parse_mustache
 from evallint.frontends.template_text import TextMap, fenced_spans, normalize_newlines
 from evallint.kinds import FileKind
-from evallint.marks import Doc, load_yaml, split_front_matter
+from evallint.marks import Doc, lenient_front_matter, load_yaml, split_front_matter
 from evallint.roles import (
     JUDGE_IDENTITY,
     JUDGE_TASK,
@@ -113,10 +113,16 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
         try:
             doc = load_yaml(yaml_text, line_offset=first_line - 1)
         except ParseError:
-            if kind in (FileKind.PROMPT.value, FileKind.PROMPTY.value,
-                        FileKind.DOTPROMPT.value):
+            if kind == FileKind.PROMPT.value:
+                # VS Code and Claude Code read a prompt file's header as ``key: value`` lines
+                # (``name: OpenSpec: Apply``); Prompty and Dotprompt load strict YAML
+                doc = lenient_front_matter(yaml_text, first_line, None, need_name=False)
+                if doc is None:
+                    raise
+            elif kind in (FileKind.PROMPTY.value, FileKind.DOTPROMPT.value):
                 raise
-            doc = None  # a template that merely starts with '---' text
+            else:
+                doc = None  # a template that merely starts with '---' text
         if doc is not None:
             facts.front_matter_pos = Pos(1, 1)
             facts.body_start_line = body_start
