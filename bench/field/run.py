@@ -258,7 +258,7 @@ def _export_blobs(git_dir: Path, commit: str, dest: Path) -> int:
     return missing
 
 
-_ENTRY = "import sys; del sys.path[0]; from evallint.__main__ import main; main()"
+_ENTRY = "import sys; del sys.path[0]; from evallint.cli import entry; entry()"
 
 
 def run_evallint(tree: Path) -> list[dict[str, Any]]:
@@ -279,7 +279,8 @@ def run_evallint(tree: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
-        raise RuntimeError(f"evallint printed no JSON: {exc}") from exc
+        tail = (proc.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise RuntimeError(f"evallint printed no JSON ({exc}); stderr ends: {tail}") from exc
     if not isinstance(data, list):
         raise RuntimeError("evallint's JSON is not a list of findings")
     return data
