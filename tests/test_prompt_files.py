@@ -358,3 +358,25 @@ def test_the_leniently_read_header_feeds_the_rules(tmp_path: Path) -> None:
 def test_headers_no_reading_can_follow_stay_parse_errors(rel: str, header: str) -> None:
     with pytest.raises(ParseError):
         parse(rel, f"---\n{header}---\nScore {{{{ answer }}}}.\n")
+
+
+@pytest.mark.parametrize(("header", "body", "dialect"), [
+    # mustache sections, no Jinja statement: what Azure AI Inference's loader renders
+    ("name: chat\n", "{{#documents}}\n## {{title}}\n{{content}}\n{{/documents}}\n{{question}}\n",
+     "mustache"),
+    ("name: chat\ntemplate: mustache\n", "Answer {{question}}.\n", "mustache"),
+    ("name: chat\ntemplate:\n  type: mustache\n", "Answer {{question}}.\n", "mustache"),
+    ("name: chat\n", "Answer {{ question }}.\n", "jinja"),  # Prompty's default
+    ("name: chat\n", "{# notes #}{% for d in documents %}{{ d }}{% endfor %}\n", "jinja"),
+])
+def test_a_prompty_file_renders_jinja_unless_it_says_or_shows_mustache(
+        header: str, body: str, dialect: str) -> None:
+    facts = parse("assets/chat.prompty", f"---\n{header}---\n{body}")
+    assert facts.template.dialect == dialect
+
+
+def test_a_prompty_file_with_mustache_sections_is_no_parse_error() -> None:
+    facts = parse("assets/chat.prompty",
+                  "---\nname: chat\n---\nsystem:\nUse these.\n{{#documents}}\n{{content}}\n"
+                  "{{/documents}}\nuser:\n{{question}}\n")
+    assert {v.name for v in facts.template.variables} >= {"documents", "question"}

@@ -167,6 +167,8 @@ def _kind_of(rel: str, config: Config) -> str:
 def dialect_for(rel: str, body: str, front_matter: dict[str, Any]) -> str:
     """jinja | mustache | format | none, from the extension, front matter, then the text."""
     name = rel.lower()
+    if name.endswith(".prompty"):
+        return _prompty_dialect(body, front_matter)
     if name.endswith(_JINJA_EXTS):
         return "jinja"
     if name.endswith(_MUSTACHE_EXTS):
@@ -182,6 +184,25 @@ def dialect_for(rel: str, body: str, front_matter: dict[str, Any]) -> str:
     if has_format_fields(body):
         return "format"
     return "none"
+
+
+# A mustache section or inverted section opened in the text (``{{#documents}}``).
+_MUSTACHE_SECTION = re.compile(r"\{\{~?\s*[#^]\s*[\w.]")
+
+
+def _prompty_dialect(body: str, front_matter: dict[str, Any]) -> str:
+    """A Prompty file renders Jinja unless its ``template`` says otherwise (``template:
+    mustache`` or ``template: {type: mustache}``). Without that, a body that opens mustache
+    sections (which Jinja cannot parse) and holds no Jinja statement is mustache: the loaders
+    that render Prompty with mustache (Azure AI Inference's ``PromptTemplate``) read it so."""
+    declared = front_matter.get("template")
+    if isinstance(declared, dict):
+        declared = declared.get("type", declared.get("format"))
+    if isinstance(declared, str) and declared.strip().lower() in _FORMAT_NAMES:
+        return _FORMAT_NAMES[declared.strip().lower()]
+    if _MUSTACHE_SECTION.search(body) and "{%" not in body:
+        return "mustache"
+    return "jinja"
 
 
 def parse_jinja(text: str) -> Any:
