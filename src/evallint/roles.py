@@ -51,6 +51,12 @@ class RoleInfo:
 # prompt names; AGENT_MAKER_WORDS for agents, whose names are nouns ("developer", "author")
 # rather than the verbs a function is named with.
 
+# A name whose head noun is a plan or a route (``create_review_plan``, an agent called
+# ``planner``): the judge word before it is its modifier, and the maker of a plan is not the
+# maker of the work a judge grades.
+PLAN_HEADS = frozenset({"plan", "plans", "planner", "planning", "schedule", "agenda",
+                        "outline", "router", "routing", "route"})
+
 # Tokens that make an agent a judge on their own.
 STRONG_JUDGE_WORDS = frozenset({
     "evaluator", "evaluate", "evaluation", "eval", "evals", "judge", "judging", "grader",

@@ -16,7 +16,7 @@ from evallint.facts.toolgrants import ToolGrant, grant_source
 from evallint.findings import Finding, Related
 from evallint.kinds import FileKind
 from evallint.registry import Context, Project, file_check, project_check
-from evallint.roles import name_tokens
+from evallint.roles import PLAN_HEADS, name_tokens
 from evallint.toolcaps import VERBS, capability, reported
 
 CORE_WRITE = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
@@ -117,6 +117,10 @@ def agent_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             by_dir.setdefault(str(PurePosixPath(f.path).parent), []).append(f)
     for agents in by_dir.values():
         gens = [a for a in agents if a.role.is_generator]
+        # A planner writes the spec the makers follow; where the team has a maker too, the
+        # judge grades the maker's work, not the plan (planner, generator, evaluator).
+        makers = [a for a in gens if not _plans(a)]
+        gens = makers or gens
         for ev in (a for a in agents if a.role.is_evaluator):
             assert ev.model is not None
             end = ModelEnd(f"evaluator agent '{ev.name}'", ev.path,
@@ -129,6 +133,12 @@ def agent_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                                   g.model),
                     key=ev.path, related=(_rel(g, "the generating agent's model"),),
                     evidence=tuple(ev.role.evidence + g.role.evidence))
+
+
+def _plans(agent: AgentFacts) -> bool:
+    """An agent named for planning or routing (``planner``, ``task-router``)."""
+    tokens = name_tokens(agent.name or PurePosixPath(agent.path).stem)
+    return bool(tokens) and tokens[-1] in PLAN_HEADS
 
 
 def is_team_folder(path: str) -> bool:
@@ -212,6 +222,11 @@ def _is_check_command(tool: ToolRef, params: dict[str, Any]) -> bool:
     if tool.name != "Bash" or tool.spec is None:
         return False
     cmd = _command(tool)
+    for prefix in (" ".join(str(p).split()) for p in params.get("runner_prefixes", [])):
+        if prefix and cmd.startswith(prefix + " "):
+            cmd = cmd[len(prefix) + 1:]  # ``npx tsc``, ``uv run pytest``: the check itself
+            break
+    cmd = cmd.removeprefix("./")  # ``./gradlew test``: the project's wrapper script
     checks = [" ".join(str(c).split()) for c in params.get("check_commands", [])]
     return bool(cmd) and any(cmd == c or cmd.startswith(c + " ") for c in checks)
 

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 
 from evallint.pyflow.providers import GOOGLE_LLM_MODULES, SDK_CALL_TEXT, SDK_ROOTS
-from evallint.roles import Role, name_tokens, role_from_name
+from evallint.roles import PLAN_HEADS, Role, name_tokens, role_from_name
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
 # ``EVALS_GENERATION_PROMPT``) belongs to a tool that writes evaluations, not to a judge, nor
@@ -28,11 +28,6 @@ _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl",
 DEFAULT_EXTRACT = ("extract*", "*final_answer*", "*strip_think*", "*remove_think*",
                    "*strip_reasoning*", "*remove_reasoning*", "parse_answer", "get_answer",
                    "*final_text*", "answer_only", "*drop_thinking*")
-
-
-# A name whose head noun is a plan or a route: the evaluator word before it is its modifier.
-_PLAN_HEADS = frozenset({"plan", "plans", "planner", "planning", "schedule", "agenda",
-                         "outline", "router", "routing", "route"})
 
 
 def makes_eval_artifacts(name: str) -> bool:
@@ -61,7 +56,7 @@ def function_role(name: str) -> Role:
     if makes_eval_artifacts(name):
         return Role.UNKNOWN
     tokens = name_tokens(name)
-    if tokens and tokens[-1] in _PLAN_HEADS:  # create_review_plan plans a review
+    if tokens and tokens[-1] in PLAN_HEADS:  # create_review_plan plans a review
         return Role.UNKNOWN
     role = role_from_name(name)
     if role is Role.UNKNOWN:
