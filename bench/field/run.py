@@ -258,7 +258,8 @@ def _export_blobs(git_dir: Path, commit: str, dest: Path) -> int:
     return missing
 
 
-_ENTRY = "import sys; del sys.path[0]; from evallint.cli import entry; entry()"
+_ENTRY = ("import sys\nif not getattr(sys.flags, 'safe_path', False): del sys.path[0]\n"
+          "from evallint.cli import entry; entry()")
 
 
 def run_evallint(tree: Path) -> list[dict[str, Any]]:
@@ -268,6 +269,7 @@ def run_evallint(tree: Path) -> list[dict[str, Any]]:
     """
     # Not ``python -m``: that puts the tree first on sys.path, and a repository's own
     # ``types.py`` or ``json.py`` would then shadow the standard library (openai/simple-evals).
+    # Under PYTHONSAFEPATH there is no such first entry to drop: PYTHONPATH's first stays.
     proc = subprocess.run([sys.executable, "-c", _ENTRY, "check", "--no-cache",
                            "--output-format", "json", "."],
                           cwd=tree, capture_output=True, text=True)
