@@ -164,3 +164,49 @@ def test_a_label_that_says_its_value_is_judged_makes_it_the_subject(tmp_path: Pa
         "Earlier turns: {{ tool_results }}\n")})
     hits = lint_tree(tmp_path, {"EL102"}).findings
     assert [(f.line, "tool_results" in f.message) for f in hits] == [(4, True)]
+
+
+# What a judge of a retrieval or agent step is given to grade: its own words decide (issue:
+# the built-in judges of an evaluation SDK were reported for the very input they grade).
+_HEAD = "---\nstep: evaluator\n---\n"
+
+
+def _codes(tmp_path: Path, text: str) -> list[tuple[str, str]]:
+    write_files(tmp_path, {"prompts/judge.prompt.md": _HEAD + text})
+    return [(f.code, f.message.split("'")[1]) for f in
+            lint_tree(tmp_path, {"EL102", "EL103"}).findings]
+
+
+def test_the_reference_a_grounding_judge_checks_against_is_not_generator_context(
+        tmp_path: Path) -> None:
+    grounded = ("Rate from 1 to 5 how well the reply stays anchored in the provided context.\n"
+                "The context is the source of truth.\nContext: {{ context }}\n"
+                "Reply: <output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "a", grounded) == [("EL103", "context")]
+    plain = ("Rate the reply from 1 to 5.\nContext: {{ context }}\n"
+             "Reply: <output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "b", plain) == [("EL102", "context")]
+
+
+def test_a_judge_of_each_tool_call_grades_the_tool_calls(tmp_path: Path) -> None:
+    judged = ("You are a judge of agent runs who assesses **each tool call made by the agent** "
+              "and says whether it failed.\nTOOL CALLS: {{ tool_calls }}\n")
+    assert _codes(tmp_path / "a", judged) == []
+    other = ("You are a judge who scores the final reply.\nTOOL CALLS: {{ tool_calls }}\n"
+             "Reply: <output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "b", other) == [("EL102", "tool_calls")]
+
+
+def test_a_list_of_chunks_under_evaluation_is_the_graded_item(tmp_path: Path) -> None:
+    judged = ("You are an expert in evaluating the quality of a list of CONTEXT chunks for a "
+              "query.\nQuery: {{ input }}\nChunks: {{ context }}\n")
+    assert _codes(tmp_path, judged) == []
+
+
+def test_a_judge_of_the_whole_conversation_reads_the_transcript(tmp_path: Path) -> None:
+    whole = ("Score the conversation-level coherence of the assistant from 1 to 5.\n"
+             "CONVERSATION: {{ messages }}\n")
+    assert _codes(tmp_path / "a", whole) == []
+    last = ("Score the assistant's last reply from 1 to 5.\nCONVERSATION: {{ messages }}\n"
+            "Reply: <output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "b", last) == [("EL102", "messages")]

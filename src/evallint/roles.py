@@ -255,6 +255,10 @@ def reported_speech(text: str, start: int) -> bool:
     before = [w.lower() for w in text[max(0, start - 40):start].split()]
     if before[-2:-1] in (["is"], ["are"]) and before[-1] == "to":
         return False  # "Your task is to evaluate the code" sets the task
+    if before and before[-1] == "who":
+        wide = text[max(0, start - 80):start].lower().split()
+        if any(wide[i:i + 2] == ["you", "are"] for i in range(len(wide) - 1)):
+            return False  # "You are a judge on ... who assesses each call": the persona's task
     return bool(before) and before[-1] in _REPORTED
 
 

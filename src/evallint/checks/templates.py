@@ -162,6 +162,7 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                     *as_list(params103.get("harness"))}
     subjects = set(getattr(facts, "subjects", ()))
     conversation = set(getattr(facts, "conversation", ()))
+    references = set(getattr(facts, "references", ()))
     for var in facts.template.variables:
         if conversation and "_".join(singular(name_tokens(var.name))) in conversation:
             continue  # the user's earlier turns: a multi-turn judge's task input
@@ -171,6 +172,8 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                 yield _undelimited(ctx, facts, var, evidence)
             continue
         denied = _denied(var, ctx)
+        if denied is not None and _is_subject(var, references):
+            denied = None  # what the output is judged against: EL103 decides on it below
         if denied is not None:
             element, signal = denied
             key = (var.name, element)

@@ -30,6 +30,9 @@ class PromptFileFacts(PromptFacts):
     # History variables framed as the user's own conversation (``conversation_inputs``): the
     # task input of a multi-turn judge, not the generator's context.
     conversation: list[str] = field(default_factory=list)
+    # What the prompt says the output is judged against ("Context is the source of truth",
+    # "grounded in the provided context"): a RAG judge's reference, not generator context.
+    references: list[str] = field(default_factory=list)
     unknown_keys: list[UnknownKey] = field(default_factory=list)
 
 

@@ -150,6 +150,7 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
         facts.subjects = list(dict.fromkeys(
             evaluated_subjects(body) + labelled_subjects(facts, body)))
         facts.conversation = conversation_inputs(facts, body)
+        facts.references = reference_names(body)
     _find_batch(facts, body, tmap)
     return facts
 
@@ -582,10 +583,26 @@ def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
 
 # For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
 _EV_OBJECT = re.compile(
-    r"\b(?:evaluate|grade|score|assess|rate|judge|critique|review|analy[sz]e|examine|inspect|"
-    r"audit)\s+(?:(?:the|this|these|"
-    r"each|every|a|an|its|their|following|given|provided|below)\s+)*"
-    r"((?:[\w-]+[ \t]+){0,2}[\w-]+)", re.I)
+    r"\b(?:evaluat(?:e|es|ing)|grad(?:e|es|ing)|scor(?:e|es|ing)|assess(?:es|ing)?|"
+    r"rat(?:e|es|ing)|judg(?:e|es|ing)|critiqu(?:e|es|ing)|review(?:s|ing)?|"
+    r"analy[sz](?:e|es|ing)|examin(?:e|es|ing)|inspect(?:s|ing)?|audit(?:s|ing)?)\s+"
+    r"(?:(?:the|this|these|each|every|a|an|its|their|following|given|provided|below)\s+)*"
+    r"(?=((?:[\w-]+[ \t]+){0,7}[\w-]+))", re.I)  # a look-ahead: a verb inside is found too
+# "the quality of X", "a list of X": what is judged is X.
+_ASPECTS = frozenset({
+    "quality", "relevance", "accuracy", "correctness", "coherence", "fluency", "completeness",
+    "helpfulness", "usefulness", "faithfulness", "groundedness", "success", "efficiency",
+    "effectiveness", "appropriateness", "clarity", "consistency", "validity", "safety", "list",
+    "set", "series", "sequence", "each", "every", "all"})
+_AFTER_OF = frozenset({"a", "an", "the", "each", "every", "all", "its", "their", "this", "these",
+                       "list", "set", "series", "sequence", "of"})
+# Words that end a subject phrase after its noun: "each tool call made by the agent".
+_PARTICIPLES = frozenset({"made", "produced", "generated", "returned", "taken", "performed",
+                          "invoked", "called", "chosen", "selected", "used", "written", "listed",
+                          "shown", "received", "obtained", "created", "provided"})
+# Nouns that hold items of what the word before them names: "CONTEXT chunks" are the context.
+_HOLDERS = frozenset({"chunk", "item", "entry", "passage", "snippet", "piece", "document",
+                      "record", "result"})
 # A label that says its value is what gets judged: "TOOL CALLS TO BE EVALUATED: {{ calls }}".
 _JUDGED_LABEL = re.compile(
     r"\b(?:to\s+be|being|under|to)\s+(?:evaluated|evaluate|evaluation|graded|grade|scored|"
@@ -617,15 +634,25 @@ _DIALOGUE_VARS = frozenset({"history", "conversation", "dialogue", "dialog", "ch
                             "turns", "prior", "previous", "user"})
 
 
+# A judge of the whole conversation: "conversation-level coherence", "across the full
+# multi-turn conversation". Its graded item is every turn, so the transcript is its input.
+_CONVERSATION_LEVEL = re.compile(
+    r"\bconversation[- ]level\b|\bacross\s+(?:a|the)\s+(?:full\s+|entire\s+|whole\s+)?"
+    r"(?:multi-turn\s+)?(?:conversation|dialogue|dialog|chat)\b", re.I)
+
+
 def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
     """History variables the prompt frames as the user's conversation with the assistant.
 
     In a multi-turn benchmark the judge must read the earlier turns to grade the last reply:
     under "# Conversation between User and AI / ## History", ``history`` is the task input,
-    not the generator's working context. A history under any other heading ("Conversation
+    not the generator's working context. So is the transcript a judge of the whole
+    conversation reads under a label that names it ("CONVERSATION:" in a prompt that scores
+    "conversation-level coherence"). A history under any other heading ("Conversation
     history", "Agent memory") still counts as generator context (EL102)."""
     lines = body.split("\n")
     out: list[str] = []
+    whole = _CONVERSATION_LEVEL.search(body.replace("**", "")) is not None
     for var in facts.template.variables:
         tokens = set(name_tokens(var.name))
         if not 0 < var.pos.line <= len(lines) or not tokens or \
@@ -649,7 +676,7 @@ def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
                 level = depth
             if level == 1:
                 break
-        if any(set(name_tokens(t)) & _DIALOGUE_WORDS and "user" in name_tokens(t)
+        if any(set(name_tokens(t)) & _DIALOGUE_WORDS and ("user" in name_tokens(t) or whole)
                for t in labels):
             out.append("_".join(singular(name_tokens(var.name))))
     return out
@@ -662,26 +689,66 @@ def evaluated_subjects(body: str) -> list[str]:
     """What the prompt's direct task evaluates: the head noun after the verb, and the phrase.
 
     "Evaluate the cleaned context against the criteria" gives ``context`` and
-    ``cleaned_context``; "score the
-    coherence of the answer" gives ``coherence``. Described judging ("a judge will grade the
-    answer") sets no task.
+    ``cleaned_context``; "score the coherence of the answer" gives ``coherence``; "assesses
+    each tool call made by an AI agent" gives ``call`` and ``tool_call``; "evaluating the
+    quality of a list of CONTEXT chunks" gives ``chunk``, ``context_chunk`` and ``context``.
+    Described judging ("a judge will grade the answer") sets no task.
     """
     out: list[str] = []
-    # "Analyze the following {{ language }} code": a tag inside the phrase is not a word of it.
-    body = _INLINE_TAG.sub("", body)
+    # "Analyze the following {{ language }} code": a tag inside the phrase is not a word of it;
+    # nor is markdown emphasis ("assesses **each tool call**").
+    body = _INLINE_TAG.sub("", body).replace("**", "").replace("__", "")
     for m in _EV_OBJECT.finditer(body):
         if reported_speech(body, m.start()):
             continue
-        words: list[str] = []
-        for word in m.group(1).lower().split():
-            if word in _SUBJECT_STOPS:
-                break
-            words.append(word)
-        words = singular(words)
+        words = _subject_words(m.group(1).lower().split())
         if words:
             out.append(words[-1])
             if len(words) > 1:
                 out.append("_".join(words))
+                if words[-1] in _HOLDERS:
+                    out.append("_".join(words[:-1]))
+    return list(dict.fromkeys(out))
+
+
+def _subject_words(tokens: list[str]) -> list[str]:
+    """The noun phrase a task verb takes (singular, at most three words): "quality of" and
+    "a list of" pass on to what follows them; a stop word or a participle ends it."""
+    words: list[str] = []
+    i = 0
+    while i < len(tokens) and len(words) < 3:
+        word = tokens[i]
+        if word == "of" and words and words[-1] in _ASPECTS and i + 1 < len(tokens):
+            words = []
+            i += 1
+            while i < len(tokens) and tokens[i] in _AFTER_OF:
+                i += 1
+            continue
+        if word in _SUBJECT_STOPS or (words and word in _PARTICIPLES):
+            break
+        words.append(word)
+        i += 1
+    return singular(words)
+
+
+# The prompt names what the output is checked against: "Context is the source of truth",
+# "anchored in the provided context", "supported by the retrieved documents".
+_REFERENCE = re.compile(
+    r"\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of\s+truth"
+    r"|\b(?:grounded|anchored|supported|backed|based)\s+(?:\w+ly\s+)?(?:in|on|by)\s+"
+    r"(?:(?:the|that|this|these|its|their)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"
+    r"([\w-]+)", re.I)
+
+
+def reference_names(body: str) -> list[str]:
+    """Inputs the prompt names as the reference the output is judged against (a RAG judge's
+    retrieved context): the judge needs them to grade; they are not the generator's working
+    context. Singular, lower case, as :func:`evaluated_subjects`."""
+    out: list[str] = []
+    for m in _REFERENCE.finditer(body.replace("**", "").replace("__", "")):
+        name = (m.group(1) or m.group(2) or "").lower()
+        if name and name not in _SUBJECT_STOPS:
+            out.extend(singular([name]))
     return list(dict.fromkeys(out))
 
 

@@ -30,6 +30,7 @@ from evallint.frontends.prompt_files import (
     conversation_inputs,
     evaluated_subjects,
     labelled_subjects,
+    reference_names,
 )
 from evallint.frontends.template_text import TextMap
 from evallint.pyast import dotted, str_const
@@ -955,6 +956,7 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
             subjects += strong
         facts.subjects = list(dict.fromkeys(subjects))
         facts.conversation = conversation_inputs(facts, lit.text)
+        facts.references = reference_names(lit.text)
     conv_map = TextMap.of(conv[0]) if conv is not None else tmap
     for var in template.variables:
         off = conv_map.offset(var.pos.line, var.pos.column)
