@@ -210,3 +210,12 @@ def test_a_judge_of_the_whole_conversation_reads_the_transcript(tmp_path: Path) 
     last = ("Score the assistant's last reply from 1 to 5.\nCONVERSATION: {{ messages }}\n"
             "Reply: <output>{{ output }}</output>\n")
     assert _codes(tmp_path / "b", last) == [("EL102", "messages")]
+
+
+def test_the_references_a_prompt_names_are_whole_words() -> None:
+    from evallint.frontends.prompt_files import reference_names
+
+    text = ("Decide whether the ANSWER is entailed by the CONTEXT. Ground truth aside, the "
+            "documents are the source of truth. Judge it based on their relevance and on "
+            "these criteria; a reply anchored in the provided passages scores higher.")
+    assert reference_names(text) == ["context", "document", "relevance", "passage"]

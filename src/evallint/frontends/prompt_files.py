@@ -732,10 +732,11 @@ def _subject_words(tokens: list[str]) -> list[str]:
 
 
 # The prompt names what the output is checked against: "Context is the source of truth",
-# "anchored in the provided context", "supported by the retrieved documents".
+# "anchored in the provided context", "supported by the retrieved documents", "entailed by
+# the CONTEXT".
 _REFERENCE = re.compile(
     r"\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of\s+truth"
-    r"|\b(?:grounded|anchored|supported|backed|based)\s+(?:\w+ly\s+)?(?:in|on|by)\s+"
+    r"|\b(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)\s+"
     r"(?:(?:the|that|this|these|its|their)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"
     r"([\w-]+)", re.I)
 
