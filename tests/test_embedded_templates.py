@@ -222,13 +222,13 @@ def test_a_judge_without_a_candidate_output_grades_what_it_renders(tmp_path: Pat
 def test_el103_has_no_ground_when_the_judge_renders_no_candidate_output(tmp_path: Path) -> None:
     """Without an output alias, one of the judge's variables is the graded item, so "neither
     the task input nor the output" cannot be said of any; with one, EL103 still applies."""
-    extra = "<tools>{{available_tools}}</tools>"
+    extra = "<profile>{{user_profile}}</profile>"
     write_files(tmp_path, {
         "evals/relevance.yaml": CLASSIFIER.replace("{extra}", extra),
         "evals/faithful.yaml": CLASSIFIER.replace("{extra}", extra + "<reply>{{output}}</reply>"),
     })
     found = {(f.path, f.message.split("'")[1]) for f in lint_tree(tmp_path, {"EL103"}).findings}
-    assert ("evals/faithful.yaml", "available_tools") in found
+    assert ("evals/faithful.yaml", "user_profile") in found
     assert not {p for p, _ in found} & {"evals/relevance.yaml"}
 
 
