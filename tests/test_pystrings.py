@@ -281,3 +281,22 @@ def test_a_python_judge_reads_the_users_earlier_turns_but_not_an_agents_history(
         "Conversation between the user and the assistant:", "Agent history:")})
     hits = lint_tree(tmp_path, {"EL102"}).findings
     assert [(f.code, f.line) for f in hits] == [("EL102", 3)]
+
+
+def test_a_graph_state_entry_under_a_candidate_label_is_the_graded_item(tmp_path: Path) -> None:
+    """An evaluator-optimizer node renders ``state['response_draft']`` under "Generated
+    Response:" and a ``---`` rule: the draft in hand is what the judge grades; the earlier
+    drafts are not."""
+    module = (
+        "def evaluate(state, llm):\n"
+        "    prompt = f'''Evaluate the following response to the customer on its tone.\n"
+        "Customer message:\n---\n{state['message']}\n---\n"
+        "Generated Response:\n---\n{state['response_draft']}\n---\n"
+        "Earlier attempts:\n{state['previous_drafts']}\n"
+        "Score it from 1 to 5.'''\n"
+        "    return llm.invoke(prompt)\n"
+    )
+    write_files(tmp_path, {"graph.py": module})
+    hits = lint_tree(tmp_path, {"EL102"}).findings
+    assert [(f.line, f.message.split("'")[1]) for f in hits] == [
+        (12, "state.previous_drafts")]

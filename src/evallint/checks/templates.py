@@ -234,15 +234,17 @@ def _headed_by(name: str, allowed: set[str]) -> bool:
 
 
 def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
-    """A root variable named for what the prompt says it evaluates (``context``, ``code``).
+    """A variable named for what the prompt says it evaluates (``context``, ``code``): a root
+    name, or the key of a one-level entry (``state['draft']``, ``inputs.context``).
 
     The whole name must be the subject: "evaluate the context" does not make
     ``retrieved_context`` the graded item.
     """
-    if not subjects or var.via:
+    if not subjects or var.via or len(var.path) > 2:
         return False
-    tokens = singular(name_tokens(var.name))
-    return bool(tokens) and "_".join(tokens) in subjects and len(var.path) <= 1
+    # ``state['response_draft']`` (a LangGraph state): the entry is the value, named by its key
+    tokens = singular(name_tokens(var.path[-1] if len(var.path) == 2 else var.name))
+    return bool(tokens) and "_".join(tokens) in subjects
 
 
 def _undelimited(ctx: Context, facts: PromptFacts, var: TemplateVar,

@@ -993,16 +993,27 @@ def _labelled_candidates(template: TemplateFacts, text: str,
             continue  # a label, not a sentence: "Response:", "[Model Prediction]:"
         label = lines[var.pos.line - 1][:max(0, var.pos.column - 2)]
         if not label.strip(" \t{[]*#:-"):
-            above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
+            above = [ln for ln in lines[:var.pos.line - 1]
+                     if ln.strip() and not _RULE_LINE.fullmatch(ln.strip())]
             label = above[-1] if above else ""
         if not label.rstrip(" \t*").endswith((":", "]")):
             continue
         words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in name_tokens(label)}
-        if len(words) == 1 and words <= _CANDIDATE_NAMES:
-            strong.append("_".join(name_tokens(var.name)))
+        # ``{state['response_draft']}``: the value is the state's entry, named by its key
+        name = "_".join(name_tokens(var.path[-1] if len(var.path) == 2 else var.name))
+        if len(words - _CANDIDATE_MODIFIERS) == 1 and words - _CANDIDATE_MODIFIERS <= \
+                _CANDIDATE_NAMES:
+            strong.append(name)
         elif words & wanted:
-            out.append("_".join(name_tokens(var.name)))
+            out.append(name)
     return strong, out
+
+
+# Words that only say whose or which candidate a label names ("Generated Response:",
+# "Model Answer:", "Final Output:"): the label still names the candidate alone.
+_CANDIDATE_MODIFIERS = frozenset({"generated", "model", "final", "candidate", "assistant", "ai",
+                                  "current", "proposed", "agent", "llm"})
+_RULE_LINE = re.compile(r"(?:-{3,}|={3,}|\*{3,}|`{3,}\w*|~{3,}\w*|<{3,}|>{3,}|\"{3}|'{3})")
 
 
 _ALONE = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")

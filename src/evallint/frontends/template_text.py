@@ -27,6 +27,8 @@ _TEMPLATE_TAG = re.compile(
     r"\{\{\{.*?\}\}\}|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}"
     r"|(?<!\{)\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\s]*)?\}(?!\})"
 )
+# A line that only opens or closes a block of text: ``---``, a fence, ``<<<``, ``===``.
+_RULE_LINE = re.compile(r"(?:-{3,}|={3,}|\*{3,}|`{3,}\w*|~{3,}\w*|<{3,}|>{3,}|\"{3}|'{3})")
 _CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
 # A label: one to six words and a colon, in optional markdown emphasis or a heading
 # ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:", "[Response]:").
@@ -171,13 +173,14 @@ class TextMap:
         return not tail.strip() and _is_label(head)
 
     def _previous_line(self, line_start: int) -> str:
-        """The nearest line above that holds more than control tags and blanks."""
+        """The nearest line above that holds more than control tags, blanks and a delimiter
+        rule ("Draft:" over a ``---`` line over the value: the label is "Draft:")."""
         end = line_start - 1
         while end > 0:
             start = self.text.rfind("\n", 0, end) + 1
-            line = self.text[start:end]
-            if _CONTROL_TAG.sub("", line).strip():
-                return line
+            line = _CONTROL_TAG.sub("", self.text[start:end]).strip()
+            if line and not _RULE_LINE.fullmatch(line):
+                return self.text[start:end]
             end = start - 1
         return ""
 
