@@ -218,4 +218,6 @@ def test_the_references_a_prompt_names_are_whole_words() -> None:
     text = ("Decide whether the ANSWER is entailed by the CONTEXT. Ground truth aside, the "
             "documents are the source of truth. Judge it based on their relevance and on "
             "these criteria; a reply anchored in the provided passages scores higher.")
-    assert reference_names(text) == ["context", "document", "relevance", "passage"]
+    assert reference_names(text) == ["context", "document", "passage"]
+    # after a grounding verb only retrieval material is a reference, never the steps
+    assert reference_names("Score the answer based on the reasoning steps shown.") == []

@@ -733,12 +733,13 @@ def _subject_words(tokens: list[str]) -> list[str]:
 
 # The prompt names what the output is checked against: "Context is the source of truth",
 # "anchored in the provided context", "supported by the retrieved documents", "entailed by
-# the CONTEXT".
+# the CONTEXT". After the grounding verbs only retrieval material counts: "score it based on
+# the reasoning steps" shows the judge the generator's steps, it names no reference.
 _REFERENCE = re.compile(
     r"\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of\s+truth"
     r"|\b(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)\s+"
     r"(?:(?:the|that|this|these|its|their)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"
-    r"([\w-]+)", re.I)
+    r"(contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?)\b", re.I)
 
 
 def reference_names(body: str) -> list[str]:
