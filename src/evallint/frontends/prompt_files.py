@@ -634,6 +634,12 @@ _DIALOGUE_VARS = frozenset({"history", "conversation", "dialogue", "dialog", "ch
                             "turns", "prior", "previous", "user"})
 
 
+def _unemphasized(text: str) -> str:
+    """``text`` without markdown emphasis markers ("assesses **each tool call**"), which
+    split the phrases the subject and reference cues read."""
+    return text.replace("**", "").replace("__", "")
+
+
 # A judge of the whole conversation: "conversation-level coherence", "across the full
 # multi-turn conversation". Its graded item is every turn, so the transcript is its input.
 _CONVERSATION_LEVEL = re.compile(
@@ -652,7 +658,7 @@ def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
     history", "Agent memory") still counts as generator context (EL102)."""
     lines = body.split("\n")
     out: list[str] = []
-    whole = _CONVERSATION_LEVEL.search(body.replace("**", "")) is not None
+    whole = _CONVERSATION_LEVEL.search(_unemphasized(body)) is not None
     for var in facts.template.variables:
         tokens = set(name_tokens(var.name))
         if not 0 < var.pos.line <= len(lines) or not tokens or \
@@ -697,7 +703,7 @@ def evaluated_subjects(body: str) -> list[str]:
     out: list[str] = []
     # "Analyze the following {{ language }} code": a tag inside the phrase is not a word of it;
     # nor is markdown emphasis ("assesses **each tool call**").
-    body = _INLINE_TAG.sub("", body).replace("**", "").replace("__", "")
+    body = _unemphasized(_INLINE_TAG.sub("", body))
     for m in _EV_OBJECT.finditer(body):
         if reported_speech(body, m.start()):
             continue
@@ -747,7 +753,7 @@ def reference_names(body: str) -> list[str]:
     retrieved context): the judge needs them to grade; they are not the generator's working
     context. Singular, lower case, as :func:`evaluated_subjects`."""
     out: list[str] = []
-    for m in _REFERENCE.finditer(body.replace("**", "").replace("__", "")):
+    for m in _REFERENCE.finditer(_unemphasized(body)):
         name = (m.group(1) or m.group(2) or "").lower()
         if name and name not in _SUBJECT_STOPS:
             out.extend(singular([name]))

@@ -32,7 +32,7 @@ from evallint.frontends.prompt_files import (
     labelled_subjects,
     reference_names,
 )
-from evallint.frontends.template_text import TextMap
+from evallint.frontends.template_text import TextMap, is_rule_line
 from evallint.pyast import dotted, str_const
 from evallint.pyflow.build import asks_score
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
@@ -994,7 +994,7 @@ def _labelled_candidates(template: TemplateFacts, text: str,
         label = lines[var.pos.line - 1][:max(0, var.pos.column - 2)]
         if not label.strip(" \t{[]*#:-"):
             above = [ln for ln in lines[:var.pos.line - 1]
-                     if ln.strip() and not _RULE_LINE.fullmatch(ln.strip())]
+                     if ln.strip() and not is_rule_line(ln.strip())]
             label = above[-1] if above else ""
         if not label.rstrip(" \t*").endswith((":", "]")):
             continue
@@ -1013,7 +1013,6 @@ def _labelled_candidates(template: TemplateFacts, text: str,
 # "Model Answer:", "Final Output:"): the label still names the candidate alone.
 _CANDIDATE_MODIFIERS = frozenset({"generated", "model", "final", "candidate", "assistant", "ai",
                                   "current", "proposed", "agent", "llm"})
-_RULE_LINE = re.compile(r"(?:-{3,}|={3,}|\*{3,}|`{3,}\w*|~{3,}\w*|<{3,}|>{3,}|\"{3}|'{3})")
 
 
 _ALONE = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")

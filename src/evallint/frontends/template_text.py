@@ -30,6 +30,12 @@ _TEMPLATE_TAG = re.compile(
 # A line that only opens or closes a block of text: ``---``, a fence, ``<<<``, ``===``.
 _RULE_LINE = re.compile(r"(?:-{3,}|={3,}|\*{3,}|`{3,}\w*|~{3,}\w*|<{3,}|>{3,}|\"{3}|'{3})")
 _CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
+
+
+def is_rule_line(line: str) -> bool:
+    """A stripped line that only opens or closes a block of text (``---``, a fence): the label
+    of the value below it is the line above."""
+    return _RULE_LINE.fullmatch(line) is not None
 # A label: one to six words and a colon, in optional markdown emphasis or a heading
 # ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:", "[Response]:").
 _LABEL = re.compile(
@@ -179,7 +185,7 @@ class TextMap:
         while end > 0:
             start = self.text.rfind("\n", 0, end) + 1
             line = _CONTROL_TAG.sub("", self.text[start:end]).strip()
-            if line and not _RULE_LINE.fullmatch(line):
+            if line and not is_rule_line(line):
                 return self.text[start:end]
             end = start - 1
         return ""
