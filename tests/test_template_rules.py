@@ -212,6 +212,32 @@ def test_a_judge_of_the_whole_conversation_reads_the_transcript(tmp_path: Path) 
     assert _codes(tmp_path / "b", last) == [("EL102", "messages")]
 
 
+def test_the_section_a_task_names_holds_the_graded_item(tmp_path: Path) -> None:
+    named = ("You are an expert in evaluating tool selection by an agent.\n"
+             'ONLY evaluate the selections in the "TOOL CALLS MADE BY AGENT" section.\n'
+             "QUERY: {{ input }}\nTOOL CALLS MADE BY AGENT: {{ tool_calls }}\n")
+    assert _codes(tmp_path / "a", named) == []
+    # a section named for context only is still what the generator worked with
+    context = ("Rate the final reply from 1 to 5.\n"
+               'Read the "TOOL CALLS" section for context only.\n'
+               "TOOL CALLS: {{ tool_calls }}\nReply: <output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "b", context) == [("EL102", "tool_calls")]
+
+
+def test_a_transcript_framed_as_the_users_exchange_with_the_assistant_is_graded(
+        tmp_path: Path) -> None:
+    framed = ("There is a conversation between a user (customer) and an AI assistant.\n"
+              "Rate from 1 to 5 whether the responses resolve the user's query.\n\n"
+              "Task data.\n[Conversation]: {{ conversation }}\n")
+    assert _codes(tmp_path / "a", framed) == []
+    # a conversation among the agent's workers is its working context, not the user's dialogue
+    workers = ("There is a conversation between the planner and the coder.\n"
+               "Rate from 1 to 5 whether the final reply resolves the query.\n\n"
+               "Task data.\n[Conversation]: {{ conversation }}\n"
+               "Reply: <output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "b", workers) == [("EL102", "conversation")]
+
+
 def test_the_references_a_prompt_names_are_whole_words() -> None:
     from evallint.frontends.prompt_files import reference_names
 

@@ -609,10 +609,20 @@ _JUDGED_LABEL = re.compile(
     r"score|judged|judge|assessed|assess|assessment|reviewed|review|rated|rate)\b", re.I)
 
 
+# A task that points at a labelled section by its name: 'ONLY evaluate tool selections in the
+# "TOOL CALLS MADE BY AGENT" section' makes the variable under that label the judged item.
+_NAMED_SECTION = re.compile(
+    r"\b(?:evaluat|grad|scor|assess|rat|judg|review|examin)\w*\b[^.\n]{0,60}?"
+    r"\b(?:in|from|under)\s+the\s+[\"\u201c']([^\"\u201d'\n]{2,60})[\"\u201d']\s+"
+    r"(?:section|block|field)\b", re.I)
+
+
 def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
-    """Variables whose label says they are the thing judged ("Text to evaluate: {{ x }}")."""
+    """Variables whose label says they are the thing judged ("Text to evaluate: {{ x }}"), or
+    whose label the task names as the section it judges."""
     lines = body.split("\n")
     out: list[str] = []
+    named = {_label_key(m.group(1)) for m in _NAMED_SECTION.finditer(_unemphasized(body))}
     for var in facts.template.variables:
         if var.kind not in ("output", "triple") or var.via or not 0 < var.pos.line <= len(lines):
             continue
@@ -621,9 +631,14 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
         if not label.strip("{ \t#*-"):
             above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
             label = above[-1] if above else ""
-        if _JUDGED_LABEL.search(label):
+        if _JUDGED_LABEL.search(label) or (named and _label_key(label) in named):
             out.append("_".join(singular(name_tokens(var.name))))
     return out
+
+
+def _label_key(label: str) -> str:
+    """A label as a section name: its words, lower case ("**TOOL CALLS:** " -> "tool calls")."""
+    return " ".join(re.findall(r"[a-z0-9]+", label.lower()))
 
 
 # The user's own conversation: a heading or label that names a conversation and the user
@@ -644,7 +659,11 @@ def _unemphasized(text: str) -> str:
 # multi-turn conversation". Its graded item is every turn, so the transcript is its input.
 _CONVERSATION_LEVEL = re.compile(
     r"\bconversation[- ]level\b|\bacross\s+(?:a|the)\s+(?:full\s+|entire\s+|whole\s+)?"
-    r"(?:multi-turn\s+)?(?:conversation|dialogue|dialog|chat)\b", re.I)
+    r"(?:multi-turn\s+)?(?:conversation|dialogue|dialog|chat)\b"
+    # ... or a transcript the prompt introduces as the user's own exchange with the assistant:
+    # "There is a conversation between a user and an AI assistant", whose replies it grades
+    r"|\b(?:conversation|dialogue|dialog|chat)\s+between\s+(?:a|the)\s+(?:human|user|customer)"
+    r"\b[^.\n]{0,40}?\band\s+(?:an?|the)\s+(?:ai\s+)?(?:assistant|chatbot|bot)\b", re.I)
 
 
 def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
