@@ -175,6 +175,19 @@ def test_a_planner_named_for_a_review_is_no_evaluator() -> None:
     assert function_role("review_draft") is Role.EVALUATOR
 
 
+def test_a_name_ending_in_the_doer_is_that_doer() -> None:
+    from evallint.pyflow.relevance import function_role
+    from evallint.roles import Role
+
+    assert function_role("answer_evaluator") is Role.EVALUATOR
+    assert function_role("summary_grader") is Role.EVALUATOR
+    # ... unless what it makes is the judge's: a critique generator writes critiques
+    assert function_role("critique_generator") is Role.EVALUATOR
+    # a verb first still decides when the last word is no doer
+    assert function_role("score_answer") is Role.EVALUATOR
+    assert function_role("answer_question") is Role.GENERATOR
+
+
 def test_a_notebook_call_never_uses_a_model_bound_in_a_later_cell(tmp_path: Path) -> None:
     first = ("from langchain_openai import ChatOpenAI\n"
              "writer = ChatOpenAI(model='gpt-4o')\n"
@@ -298,6 +311,22 @@ def test_a_docstring_line_that_reads_like_a_magic_stays_text() -> None:
     code = join_cells(nb).code
     assert "who can re-route" in code
     assert "%who" not in code  # a real magic line is still rewritten
+    ast.parse(code)
+
+
+def test_a_line_inside_brackets_that_reads_like_a_magic_stays_code() -> None:
+    """``run for run in runs`` continuing a call's parentheses starts like the ``run`` magic;
+    IPython rewrites only statements, so the cell must keep parsing."""
+    import ast
+    import json
+
+    from evallint.pyflow.notebook import join_cells
+
+    src = ("first = next(\n    run for run in root.child_runs if run.name == 'answer'\n)\n"
+           "run script.py\n")
+    code = join_cells(json.dumps({"cells": [{"cell_type": "code", "source": src}]})).code
+    assert "run for run in root.child_runs" in code
+    assert "run script.py" not in code  # the statement-level magic is still rewritten
     ast.parse(code)
 
 

@@ -224,6 +224,25 @@ def test_the_section_a_task_names_holds_the_graded_item(tmp_path: Path) -> None:
     assert _codes(tmp_path / "b", context) == [("EL102", "tool_calls")]
 
 
+def test_a_variable_under_a_label_naming_the_reference_is_that_reference(
+        tmp_path: Path) -> None:
+    against = ("Rate from 1 to 5 the groundedness of a draft against a source document.\n"
+               "### SOURCE INFORMATION\n{{ context }}\n### DRAFT\n<output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "a", against) == [("EL103", "context")]
+    # the same label without a reference named by the task: still generator context
+    plain = ("Rate the draft from 1 to 5.\n"
+             "### SOURCE INFORMATION\n{{ context }}\n### DRAFT\n<output>{{ output }}</output>\n")
+    assert _codes(tmp_path / "b", plain) == [("EL102", "context")]
+
+
+def test_the_criteria_a_judge_is_told_to_evaluate_by_are_not_the_candidate(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"prompts/judge.prompt.md": _HEAD + (
+        "You need to evaluate the following criteria:\n{{ criteria }}\n"
+        "Reply: <output>{{ output }}</output>\n")})
+    assert [f.code for f in lint_tree(tmp_path, {"EL102", "EL103", "EL105"}).findings] == []
+
+
 def test_a_transcript_framed_as_the_users_exchange_with_the_assistant_is_graded(
         tmp_path: Path) -> None:
     framed = ("There is a conversation between a user (customer) and an AI assistant.\n"

@@ -200,7 +200,8 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
         ) and _unnumbered(name) not in allowed and not (
             code_names and _headed_by(name, head_allowed)):
             seen103.add(name)
-            reason = _legit(ctx, facts, name, var.name, var.dotted)
+            # as for EL102, a token declares the name ("context" declares `retrieved_context`)
+            reason = _legit(ctx, facts, name, var.name, var.dotted, *name_tokens(name))
             if reason:
                 yield ctx.finding("EL103", facts.path, var.pos,
                                   f"'{name}' reaches the evaluator by design: {reason}",

@@ -260,7 +260,7 @@ def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config:
         facts.subjects = list(dict.fromkeys(
             pf.evaluated_subjects(text) + pf.labelled_subjects(facts, text)))
         facts.conversation = pf.conversation_inputs(facts, text)
-        facts.references = pf.reference_names(text)
+        facts.references = pf.reference_names(text, facts.template)
     pf._find_batch(facts, text, tmap)
     facts.path = path
     relocate(facts, locate)

@@ -16,7 +16,7 @@ from typing import Any
 
 from evallint import globs
 from evallint.config import Config
-from evallint.facts import Pos, PromptFacts, Section, TemplateFacts
+from evallint.facts import Pos, PromptFacts, Section, TemplateFacts, TemplateVar
 from evallint.facts.prompt_files import (
     EVALLINT_KEYS,
     FORMAT_KEY,
@@ -85,8 +85,10 @@ _FORMAT_CUE = re.compile(
 )
 _STRUCTURE = re.compile(r"```|<[A-Za-z_][\w-]*>|\[\[[^\]\n]+\]\]")
 _JSON_WITH_KEYS = re.compile(
-    r"(?i)\bjson\b[^.\n]{0,80}?\b(?:keys?|fields?|properties|attributes)\b"
-    r"|\b(?:keys?|fields?|properties|attributes)\b[^.\n]{0,80}?\bjson\b"
+    r"(?i)\bjson\b[^.\n]{0,80}?\b(?:keys?|fields?|properties|attributes|schema)\b"
+    r"|\b(?:keys?|fields?|properties|attributes|schema)\b[^.\n]{0,80}?\bjson\b"
+    # a JSON key the template fills in ("{{ key }}": ...), from a schema passed in at render
+    r"|\"\{\{[^{}\n]+\}\}\"\s*:"
 )
 _SCHEMA_WORDS = frozenset(
     {"type", "properties", "required", "items", "description", "format", "schema", "enum",
@@ -150,7 +152,7 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
         facts.subjects = list(dict.fromkeys(
             evaluated_subjects(body) + labelled_subjects(facts, body)))
         facts.conversation = conversation_inputs(facts, body)
-        facts.references = reference_names(body)
+        facts.references = reference_names(body, facts.template)
     _find_batch(facts, body, tmap)
     return facts
 
@@ -626,14 +628,29 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
     for var in facts.template.variables:
         if var.kind not in ("output", "triple") or var.via or not 0 < var.pos.line <= len(lines):
             continue
-        line = lines[var.pos.line - 1]
-        label = line[:max(0, var.pos.column - 1)]
-        if not label.strip("{ \t#*-"):
-            above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
-            label = above[-1] if above else ""
+        words = singular(name_tokens(var.name))
+        if set(words) <= _MEASURES:
+            continue  # "You need to evaluate the following criteria: {{ criteria }}"
+        label = _var_label(lines, var)
         if _JUDGED_LABEL.search(label) or (named and _label_key(label) in named):
-            out.append("_".join(singular(name_tokens(var.name))))
+            out.append("_".join(words))
     return out
+
+
+# What a judge grades by, never what it grades: a variable of these words under "to evaluate"
+# is the measure, not the candidate.
+_MEASURES = frozenset({"criteria", "criterion", "rubric", "guideline", "scale", "checklist",
+                       "metric", "dimension", "aspect"})
+
+
+def _var_label(lines: list[str], var: TemplateVar) -> str:
+    """The text before ``var`` on its line, or the nearest line above when it stands alone
+    (a heading or a label over it)."""
+    label = lines[var.pos.line - 1][:max(0, var.pos.column - 1)]
+    if not label.strip("{ \t#*-"):
+        above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
+        label = above[-1] if above else ""
+    return label
 
 
 def _label_key(label: str) -> str:
@@ -762,20 +779,31 @@ def _subject_words(tokens: list[str]) -> list[str]:
 # the reasoning steps" shows the judge the generator's steps, it names no reference.
 _REFERENCE = re.compile(
     r"\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of\s+truth"
-    r"|\b(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)\s+"
-    r"(?:(?:the|that|this|these|its|their)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"
-    r"(contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?)\b", re.I)
+    r"|\b(?:(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)"
+    r"|against)\s+"
+    r"(?:(?:the|that|this|these|its|their|a|an)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"
+    r"((?:(?:contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?)"
+    r"\b\s*){1,2})", re.I)
 
 
-def reference_names(body: str) -> list[str]:
+def reference_names(body: str, template: TemplateFacts | None = None) -> list[str]:
     """Inputs the prompt names as the reference the output is judged against (a RAG judge's
     retrieved context): the judge needs them to grade; they are not the generator's working
-    context. Singular, lower case, as :func:`evaluated_subjects`."""
+    context. Singular, lower case, as :func:`evaluated_subjects`. With ``template``, also the
+    variables whose label names such a reference ("assess the draft against a source
+    document" over "SOURCE INFORMATION: {context}" makes ``context`` the reference)."""
     out: list[str] = []
     for m in _REFERENCE.finditer(_unemphasized(body)):
-        name = (m.group(1) or m.group(2) or "").lower()
-        if name and name not in _SUBJECT_STOPS:
-            out.extend(singular([name]))
+        for name in (m.group(1) or m.group(2) or "").lower().split():
+            if name not in _SUBJECT_STOPS:
+                out.extend(singular([name]))
+    nouns = set(out)
+    if template is not None and nouns:
+        lines = body.split("\n")
+        for var in template.variables:
+            if var.kind in ("output", "triple") and 0 < var.pos.line <= len(lines) and \
+                    nouns & set(singular(name_tokens(_var_label(lines, var)))):
+                out.append("_".join(singular(name_tokens(var.name))))
     return list(dict.fromkeys(out))
 
 

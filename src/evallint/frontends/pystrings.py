@@ -956,7 +956,7 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
             subjects += strong
         facts.subjects = list(dict.fromkeys(subjects))
         facts.conversation = conversation_inputs(facts, lit.text)
-        facts.references = reference_names(lit.text)
+        facts.references = reference_names(lit.text, template if conv is None else None)
     conv_map = TextMap.of(conv[0]) if conv is not None else tmap
     for var in template.variables:
         off = conv_map.offset(var.pos.line, var.pos.column)

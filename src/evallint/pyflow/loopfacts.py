@@ -169,6 +169,12 @@ def check_last_not_best(it: Interp, step: Return, labels: frozenset[L]) -> None:
             return
 
 
+_RESULT_WORDS = frozenset({"result", "results", "records", "runs", "scores", "attempts", "evals"})
+# Words that name a file as data to train or test on, not as the record of a run.
+_DATA_WORDS = frozenset({"train", "training", "synthetic", "dataset", "finetune", "finetuning",
+                         "demos", "demonstrations", "corpus"})
+
+
 def finish_report(it: Interp) -> None:
     for origin, items in it.parses.items():
         if any(c.in_try for c, _ in items) or it.fn.validates:
@@ -198,8 +204,9 @@ def finish_report(it: Interp) -> None:
                 parts += [x for v in it.fn.calls[tc].args for x in (*v.strings, *v.names)]
         names = " ".join(parts)
         tokens = set(name_tokens(names))
-        resultish = bool(tokens & {"result", "results", "records", "runs", "scores",
-                                   "jsonl", "attempts", "evals"}) or ".jsonl" in names
+        # (a data set the run produces, "train_synthetic.jsonl", is an export, not its log)
+        resultish = bool(tokens & _RESULT_WORDS) or (
+            bool(tokens & {"jsonl"} or ".jsonl" in names) and not tokens & _DATA_WORDS)
         # a path made from what the loop binds (f"out/{case_id}.json") is one file per case
         fixed = not {n.split(".")[0] for n in target.names} & bound
         llm_loops = [lid for lid in loops if any(it.loop_roles.get(lid, ((), ())))]

@@ -129,15 +129,24 @@ def is_python(language: str) -> bool:
     return language.strip().lower() not in OTHER_LANGUAGES
 
 
-def _string_lines(src: str) -> set[int]:
-    """0-based lines of ``src`` that continue a multi-line string: a line there that reads
-    like a magic (``who ...``) is the string's text. Tokenizing stops quietly where the cell
-    stops being Python (a magic IPython would rewrite): what was seen before still counts."""
+def _inner_lines(src: str) -> set[int]:
+    """0-based lines of ``src`` that continue a multi-line string or an open bracket: a line
+    there that reads like a magic (``who ...`` in a docstring, ``run for run in runs`` inside
+    a call's parentheses) is not a statement, so not a magic. Tokenizing stops quietly where
+    the cell stops being Python (a magic IPython would rewrite): what was seen before still
+    counts."""
     inside: set[int] = set()
+    depth = 0
     try:
         for tok in tokenize.generate_tokens(io.StringIO(src).readline):
             if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
                 inside.update(range(tok.start[0], tok.end[0]))  # rows are 1-based
+            elif tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth = max(0, depth - 1)
+            elif tok.type == tokenize.NL and depth:
+                inside.add(tok.start[0])  # the next line (row + 1, counted from 0)
     except (tokenize.TokenError, SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     return inside
@@ -170,7 +179,7 @@ def join_cells(text: str) -> JoinedNotebook:
         if lines[0].lstrip().startswith("%%"):
             lines = [""] * len(lines)
         cont = False  # a magic's line ended with a backslash: IPython joins the next line
-        in_string: set[int] | None = None  # tokenized only for a cell with a magic-like line
+        inner: set[int] | None = None  # tokenized only for a cell with a magic-like line
         for i, raw in enumerate(lines):
             if cont:
                 out.append("")
@@ -179,9 +188,9 @@ def join_cells(text: str) -> JoinedNotebook:
             m = _MAGIC.match(raw)
             indent = m.group(1) if m else automagic(raw)
             if indent is not None:
-                if in_string is None:
-                    in_string = _string_lines(src)
-                if i in in_string:  # "who can re-route..." in a docstring is text, not a magic
+                if inner is None:
+                    inner = _inner_lines(src)
+                if i in inner:  # "who can re-route..." in a docstring, "run for run" in a call
                     indent = None
             if indent is not None:
                 out.append(f"{indent}pass")

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 
 from evallint.pyflow.providers import GOOGLE_LLM_MODULES, SDK_CALL_TEXT, SDK_ROOTS
-from evallint.roles import PLAN_HEADS, Role, name_tokens, role_from_name
+from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, role_from_name
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
 # ``EVALS_GENERATION_PROMPT``) belongs to a tool that writes evaluations, not to a judge, nor
@@ -65,6 +65,10 @@ def function_role(name: str) -> Role:
             return Role.EVALUATOR  # the reflection step critiques the last attempt
         if first and first[-1] in _VALUE and (len(first) == 1 or first[0] in _VALUE_VERBS):
             return Role.EVALUATOR  # a search's value function scores a candidate
+        doer = _AGENT_NOUNS.get(first[-1]) if len(first) > 1 else None
+        if doer is Role.EVALUATOR or (doer is Role.GENERATOR and not set(first[:-1]) &
+                                      EVALUATOR_ARTIFACTS):
+            return doer  # answer_evaluator evaluates answers (a critique_generator critiques)
         if first:
             return role_from_name(first[0])
     return role
@@ -72,6 +76,14 @@ def function_role(name: str) -> Role:
 
 # A reflection step (``reflect()``) writes the critique of the previous attempt.
 _REFLECT = frozenset({"reflect", "reflection"})
+# A name that ends in the doer (``answer_evaluator``, ``response_generator``) is that doer:
+# the words before it say what it works on, not what it does.
+_AGENT_NOUNS = {
+    **dict.fromkeys(("evaluator", "grader", "judge", "critic", "scorer", "reviewer", "verifier",
+                     "checker", "rater", "assessor"), Role.EVALUATOR),
+    **dict.fromkeys(("generator", "writer", "solver", "refiner", "responder", "answerer",
+                     "drafter"), Role.GENERATOR),
+}
 # A tree search's value function (``get_value``, ``estimate_values``) scores a candidate.
 _VALUE = frozenset({"value", "values"})
 _VALUE_VERBS = frozenset({"get", "compute", "estimate", "predict"})
