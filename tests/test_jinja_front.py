@@ -141,6 +141,9 @@ def test_call_block_and_with_bind_locals() -> None:
     ("## Reply under review:\n{{ output }}", True),
     ("## The assistant's reply\n\n{{ output }}\n", True),
     ("## The assistant's reply\nIt said {{ output }}\n", False),
+    # a prompt in an indented Python string keeps the code's indentation before its headings
+    ("    ### RESPONSE TO EVALUATE ###\n    {{ output }}\n", True),
+    ("    ### RESPONSE TO EVALUATE ###\n    It said {{ output }}\n", False),
     ("- REPLY (what the bot told the user): {{ output }}", True),
     ("REPLY TO BE GRADED: {{ output }}", True),
     ("Below you will find what the assistant wrote: {{ output }}", False),

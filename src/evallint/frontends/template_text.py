@@ -42,8 +42,9 @@ _LABEL = re.compile(
     r"^[ \t>*_#\[-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})\]?[ \t]*[*_]*:[*_]*"
     r"[ \t]*$"
 )
-# "###Response to evaluate:" (no space) is how many judge prompts write their headings
-_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+\S|[A-Za-z])[^\n]*$")
+# "###Response to evaluate:" (no space) is how many judge prompts write their headings; a
+# prompt held in an indented Python string keeps the code's indentation before them
+_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}(?:[ \t]+\S|[A-Za-z])[^\n]*$")
 # "RESPONSE (the assistant's reply):": a parenthetical note is not part of the label.
 _PARENTHETICAL = re.compile(r"\([^()\n]*\)")
 # Words that open a sentence, not a label: "Grade this answer:", "Here is the output:".
