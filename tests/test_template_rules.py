@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from evallint.checks.templates import signal_in
 from evallint.findings import Severity
 from tests.conftest import lint_tree, write_files
@@ -212,27 +214,40 @@ def test_a_judge_of_the_whole_conversation_reads_the_transcript(tmp_path: Path) 
     assert _codes(tmp_path / "b", last) == [("EL102", "messages")]
 
 
-def test_the_section_a_task_names_holds_the_graded_item(tmp_path: Path) -> None:
-    named = ("You are an expert in evaluating tool selection by an agent.\n"
-             'ONLY evaluate the selections in the "TOOL CALLS MADE BY AGENT" section.\n'
-             "QUERY: {{ input }}\nTOOL CALLS MADE BY AGENT: {{ tool_calls }}\n")
-    assert _codes(tmp_path / "a", named) == []
-    # a section named for context only is still what the generator worked with
-    context = ("Rate the final reply from 1 to 5.\n"
-               'Read the "TOOL CALLS" section for context only.\n'
-               "TOOL CALLS: {{ tool_calls }}\nReply: <output>{{ output }}</output>\n")
-    assert _codes(tmp_path / "b", context) == [("EL102", "tool_calls")]
+# Each cue beside the same prompt without it: what the judge is told it grades or grades
+# against is not generator context (EL102); without the cue it still is.
+_GRADED_CUES = [
+    pytest.param("You are an expert in evaluating tool selection by an agent.\n"
+                 'ONLY evaluate the selections in the "TOOL CALLS MADE BY AGENT" section.\n'
+                 "QUERY: {{ input }}\nTOOL CALLS MADE BY AGENT: {{ tool_calls }}\n", [],
+                 id="the section a task names holds the graded item"),
+    pytest.param("Rate the final reply from 1 to 5.\n"
+                 'Read the "TOOL CALLS" section for context only.\n'
+                 "TOOL CALLS: {{ tool_calls }}\nReply: <output>{{ output }}</output>\n",
+                 [("EL102", "tool_calls")], id="a section named for context only"),
+    pytest.param("Rate from 1 to 5 the groundedness of a draft against a source document.\n"
+                 "### SOURCE INFORMATION\n{{ context }}\n### DRAFT\n"
+                 "<output>{{ output }}</output>\n", [("EL103", "context")],
+                 id="a label naming the reference the task judges against"),
+    pytest.param("Rate the draft from 1 to 5.\n### SOURCE INFORMATION\n{{ context }}\n"
+                 "### DRAFT\n<output>{{ output }}</output>\n", [("EL102", "context")],
+                 id="the same label with no reference named by the task"),
+    pytest.param("There is a conversation between a user (customer) and an AI assistant.\n"
+                 "Rate from 1 to 5 whether the responses resolve the user's query.\n\n"
+                 "Task data.\n[Conversation]: {{ conversation }}\n", [],
+                 id="a transcript framed as the user's exchange with the assistant"),
+    pytest.param("There is a conversation between the planner and the coder.\n"
+                 "Rate from 1 to 5 whether the final reply resolves the query.\n\n"
+                 "Task data.\n[Conversation]: {{ conversation }}\n"
+                 "Reply: <output>{{ output }}</output>\n", [("EL102", "conversation")],
+                 id="a conversation among the agent's workers"),
+]
 
 
-def test_a_variable_under_a_label_naming_the_reference_is_that_reference(
-        tmp_path: Path) -> None:
-    against = ("Rate from 1 to 5 the groundedness of a draft against a source document.\n"
-               "### SOURCE INFORMATION\n{{ context }}\n### DRAFT\n<output>{{ output }}</output>\n")
-    assert _codes(tmp_path / "a", against) == [("EL103", "context")]
-    # the same label without a reference named by the task: still generator context
-    plain = ("Rate the draft from 1 to 5.\n"
-             "### SOURCE INFORMATION\n{{ context }}\n### DRAFT\n<output>{{ output }}</output>\n")
-    assert _codes(tmp_path / "b", plain) == [("EL102", "context")]
+@pytest.mark.parametrize(("text", "want"), _GRADED_CUES)
+def test_what_a_judge_is_told_it_grades(tmp_path: Path, text: str,
+                                        want: list[tuple[str, str]]) -> None:
+    assert _codes(tmp_path, text) == want
 
 
 def test_the_criteria_a_judge_is_told_to_evaluate_by_are_not_the_candidate(
@@ -241,20 +256,6 @@ def test_the_criteria_a_judge_is_told_to_evaluate_by_are_not_the_candidate(
         "You need to evaluate the following criteria:\n{{ criteria }}\n"
         "Reply: <output>{{ output }}</output>\n")})
     assert [f.code for f in lint_tree(tmp_path, {"EL102", "EL103", "EL105"}).findings] == []
-
-
-def test_a_transcript_framed_as_the_users_exchange_with_the_assistant_is_graded(
-        tmp_path: Path) -> None:
-    framed = ("There is a conversation between a user (customer) and an AI assistant.\n"
-              "Rate from 1 to 5 whether the responses resolve the user's query.\n\n"
-              "Task data.\n[Conversation]: {{ conversation }}\n")
-    assert _codes(tmp_path / "a", framed) == []
-    # a conversation among the agent's workers is its working context, not the user's dialogue
-    workers = ("There is a conversation between the planner and the coder.\n"
-               "Rate from 1 to 5 whether the final reply resolves the query.\n\n"
-               "Task data.\n[Conversation]: {{ conversation }}\n"
-               "Reply: <output>{{ output }}</output>\n")
-    assert _codes(tmp_path / "b", workers) == [("EL102", "conversation")]
 
 
 def test_the_references_a_prompt_names_are_whole_words() -> None:
