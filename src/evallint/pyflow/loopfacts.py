@@ -206,7 +206,7 @@ def finish_report(it: Interp) -> None:
         tokens = set(name_tokens(names))
         # (a data set the run produces, "train_synthetic.jsonl", is an export, not its log)
         resultish = bool(tokens & _RESULT_WORDS) or (
-            bool(tokens & {"jsonl"} or ".jsonl" in names) and not tokens & _DATA_WORDS)
+            ("jsonl" in tokens or ".jsonl" in names) and not tokens & _DATA_WORDS)
         # a path made from what the loop binds (f"out/{case_id}.json") is one file per case
         fixed = not {n.split(".")[0] for n in target.names} & bound
         llm_loops = [lid for lid in loops if any(it.loop_roles.get(lid, ((), ())))]
