@@ -241,6 +241,22 @@ _GRADED_CUES = [
                  "Task data.\n[Conversation]: {{ conversation }}\n"
                  "Reply: <output>{{ output }}</output>\n", [("EL102", "conversation")],
                  id="a conversation among the agent's workers"),
+    pytest.param("Evaluate whether the tools used by the agent were the right ones for the "
+                 "request. Score it from 0 to 1.\nRequest: {{ input }}\n"
+                 "Agent steps:\n{{ steps_taken }}\n", [],
+                 id="a judge of the agent's tool choices grades its steps"),
+    pytest.param("You are an evaluator assessing the **Tool Argument Quality** of an AI "
+                 "agent. Score it from 0 to 1.\nRequest: {{ input }}\n"
+                 "Assistant messages:\n{{ assistant_messages }}\n", [],
+                 id="a judge of the arguments an agent passed reads its messages"),
+    pytest.param("Evaluate whether the agent's final answer solves the request. Score it "
+                 "from 0 to 1.\nRequest: {{ input }}\nAnswer: <output>{{ output }}</output>\n"
+                 "Agent steps:\n{{ steps_taken }}\n", [("EL102", "steps_taken")],
+                 id="a judge of the answer that is shown the steps"),
+    pytest.param("Evaluate whether the answer is right. The agent had tools to look it up.\n"
+                 "Request: {{ input }}\nAnswer: <output>{{ output }}</output>\n"
+                 "Agent steps:\n{{ steps_taken }}\n", [("EL102", "steps_taken")],
+                 id="tools named outside the sentence that sets the task"),
 ]
 
 

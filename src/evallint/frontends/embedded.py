@@ -258,7 +258,8 @@ def prompt_from_text(path: str, text: str, locate: Callable[[Pos], Pos], config:
                                for e in facts.role.evidence]
     if facts.role.is_evaluator:
         facts.subjects = list(dict.fromkeys(
-            pf.evaluated_subjects(text) + pf.labelled_subjects(facts, text)))
+            pf.evaluated_subjects(text) + pf.labelled_subjects(facts, text)
+            + pf.process_subjects(facts, text)))
         facts.conversation = pf.conversation_inputs(facts, text)
         facts.references = pf.reference_names(text, facts.template)
     pf._find_batch(facts, text, tmap)

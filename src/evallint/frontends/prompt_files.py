@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -150,7 +151,8 @@ def parse_prompt_file(source: SourceFile, config: Config) -> PromptFileFacts:
     facts.role = infer_role(facts, body, tmap, config)
     if facts.role.is_evaluator:
         facts.subjects = list(dict.fromkeys(
-            evaluated_subjects(body) + labelled_subjects(facts, body)))
+            evaluated_subjects(body) + labelled_subjects(facts, body)
+            + process_subjects(facts, body)))
         facts.conversation = conversation_inputs(facts, body)
         facts.references = reference_names(body, facts.template)
     _find_batch(facts, body, tmap)
@@ -635,6 +637,51 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
         if _JUDGED_LABEL.search(label) or (named and _label_key(label) in named):
             out.append("_".join(words))
     return out
+
+
+def process_subjects(facts: PromptFacts, body: str) -> list[str]:
+    """Variables holding the agent's steps, when the task grades the agent's process.
+
+    A judge of tool selection, tool arguments or plan adherence ("Evaluate whether the tools
+    ... used by the agent were appropriate", "assessing the Tool Selection Quality of an AI
+    agent") grades the trajectory itself: ``steps_taken`` or ``assistant_messages`` is its
+    candidate, not the generator's working context. A judge of the agent's answer that is
+    merely shown the steps sets no such task, and they stay EL102."""
+    if not any(_PROCESS_NOUN.search(rest) and _AGENT.search(rest)
+               for rest in _task_clauses(_unemphasized(body))):
+        return []
+    out: list[str] = []
+    for var in facts.template.variables:
+        tokens = set(name_tokens(var.name))
+        if tokens and tokens <= _TRAJECTORY_WORDS and tokens & _TRAJECTORY_HEADS:
+            out.append("_".join(singular(name_tokens(var.name))))
+    return list(dict.fromkeys(out))
+
+
+def _task_clauses(body: str) -> Iterator[str]:
+    """The rest of each sentence after a judging verb ("assessing the planning quality ...")."""
+    for sentence in re.split(r"[.\n]", body):
+        m = _JUDGING_VERB.search(sentence)
+        if m is not None:
+            yield sentence[m.end():]
+
+
+# The verb, not the judge's name: "Grader that reads the trajectory" sets no task.
+_JUDGING_VERB = re.compile(
+    r"\b(?:evaluat(?:e|es|ing)|assess(?:es|ing)?|grad(?:e|es|ing)|judg(?:e|es|ing)|"
+    r"scor(?:e|es|ing)|review(?:s|ing)?|examin(?:e|es|ing))\b", re.I)
+# What an agent does on its way to the answer, as a task names it.
+_PROCESS_NOUN = re.compile(
+    r"\b(?:tools?|tool[- ]calls?|arguments|parameters|plan|planning|trajector(?:y|ies))\b",
+    re.I)
+_AGENT = re.compile(r"\b(?:agent|agents|assistant)\b", re.I)
+# Variables that hold the agent's steps: every word one of these, one of them a head.
+_TRAJECTORY_WORDS = frozenset({"steps", "step", "taken", "trajectory", "trace", "actions",
+                               "action", "tool", "tools", "calls", "call", "called",
+                               "assistant", "agent", "messages", "message", "execution",
+                               "intermediate", "json", "plan", "turns"})
+_TRAJECTORY_HEADS = frozenset({"steps", "step", "trajectory", "trace", "actions", "action",
+                               "calls", "call", "called", "messages", "plan"})
 
 
 # What a judge grades by, never what it grades: a variable of these words under "to evaluate"

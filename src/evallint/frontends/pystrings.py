@@ -30,6 +30,7 @@ from evallint.frontends.prompt_files import (
     conversation_inputs,
     evaluated_subjects,
     labelled_subjects,
+    process_subjects,
     reference_names,
 )
 from evallint.frontends.template_text import TextMap, is_rule_line
@@ -949,7 +950,7 @@ def _prompt_facts(cand: _Cand, lit: _Text, src: _Source, rel: str,
         return None
     tmap = TextMap.of(lit.text)
     if facts.role.is_evaluator:
-        subjects = evaluated_subjects(lit.text)
+        subjects = evaluated_subjects(lit.text) + process_subjects(facts, lit.text)
         if conv is None:
             subjects += labelled_subjects(facts, lit.text)
             strong, facts.handed = _labelled_candidates(template, lit.text, set(subjects))
