@@ -586,10 +586,13 @@ def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
 
 
 # For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
-_EV_OBJECT = re.compile(
-    r"\b(?:evaluat(?:e|es|ing)|grad(?:e|es|ing)|scor(?:e|es|ing)|assess(?:es|ing)?|"
+# The verbs of a task, as verbs ("Grader that reads ..." is a name and sets no task).
+_JUDGING_VERBS = (
+    r"evaluat(?:e|es|ing)|grad(?:e|es|ing)|scor(?:e|es|ing)|assess(?:es|ing)?|"
     r"rat(?:e|es|ing)|judg(?:e|es|ing)|critiqu(?:e|es|ing)|review(?:s|ing)?|"
-    r"analy[sz](?:e|es|ing)|examin(?:e|es|ing)|inspect(?:s|ing)?|audit(?:s|ing)?)\s+"
+    r"analy[sz](?:e|es|ing)|examin(?:e|es|ing)|inspect(?:s|ing)?|audit(?:s|ing)?")
+_EV_OBJECT = re.compile(
+    rf"\b(?:{_JUDGING_VERBS})\s+"
     r"(?:(?:the|this|these|each|every|a|an|its|their|following|given|provided|below)\s+)*"
     r"(?=((?:[\w-]+[ \t]+){0,7}[\w-]+))", re.I)  # a look-ahead: a verb inside is found too
 # "the quality of X", "a list of X": what is judged is X.
@@ -666,10 +669,7 @@ def _task_clauses(body: str) -> Iterator[str]:
             yield sentence[m.end():]
 
 
-# The verb, not the judge's name: "Grader that reads the trajectory" sets no task.
-_JUDGING_VERB = re.compile(
-    r"\b(?:evaluat(?:e|es|ing)|assess(?:es|ing)?|grad(?:e|es|ing)|judg(?:e|es|ing)|"
-    r"scor(?:e|es|ing)|review(?:s|ing)?|examin(?:e|es|ing))\b", re.I)
+_JUDGING_VERB = re.compile(rf"\b(?:{_JUDGING_VERBS})\b", re.I)
 # What an agent does on its way to the answer, as a task names it.
 _PROCESS_NOUN = re.compile(
     r"\b(?:tools?|tool[- ]calls?|arguments|parameters|plan|planning|trajector(?:y|ies))\b",
