@@ -585,12 +585,12 @@ def _evaluates(facts: PromptFacts, body: str, tmap: TextMap) -> str | None:
     return None
 
 
-# For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
 # The verbs of a task, as verbs ("Grader that reads ..." is a name and sets no task).
 _JUDGING_VERBS = (
     r"evaluat(?:e|es|ing)|grad(?:e|es|ing)|scor(?:e|es|ing)|assess(?:es|ing)?|"
     r"rat(?:e|es|ing)|judg(?:e|es|ing)|critiqu(?:e|es|ing)|review(?:s|ing)?|"
     r"analy[sz](?:e|es|ing)|examin(?:e|es|ing)|inspect(?:s|ing)?|audit(?:s|ing)?")
+# For subjects only, the object may follow the verb bare ("ONLY evaluate tool calls in ...").
 _EV_OBJECT = re.compile(
     rf"\b(?:{_JUDGING_VERBS})\s+"
     r"(?:(?:the|this|these|each|every|a|an|its|their|following|given|provided|below)\s+)*"
@@ -655,9 +655,9 @@ def process_subjects(facts: PromptFacts, body: str) -> list[str]:
         return []
     out: list[str] = []
     for var in facts.template.variables:
-        tokens = set(name_tokens(var.name))
-        if tokens and tokens <= _TRAJECTORY_WORDS and tokens & _TRAJECTORY_HEADS:
-            out.append("_".join(singular(name_tokens(var.name))))
+        tokens = name_tokens(var.name)
+        if tokens and set(tokens) <= _TRAJECTORY_WORDS and set(tokens) & _TRAJECTORY_HEADS:
+            out.append("_".join(singular(tokens)))
     return list(dict.fromkeys(out))
 
 
