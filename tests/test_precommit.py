@@ -43,9 +43,13 @@ def _repo(root: Path, judge: str) -> None:
 
 
 def _try_repo(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PRE_COMMIT_HOME=str(home))
+    # the result cache's key in the test's own folder, never the user's
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home),
+               EVALLINT_CACHE_KEY=str(home.parent / "evallint.key"))
+    env.pop("EVALLINT_CACHE_DIR", None)
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "evallint", "--all-files"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "evallint", "--all-files",
+         "--verbose"],
         cwd=repo, capture_output=True, text=True, env=env, timeout=900,
     )
 
@@ -62,3 +66,18 @@ def test_hook_blocks_contaminated_and_passes_clean(tmp_path: Path) -> None:
     assert "EL102" in blocked.stdout
     passed = _try_repo(good, home)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "1 file checked." in passed.stdout  # the first run: nothing cached yet
+
+    # The next commit is served from the result cache, which keeps the finding, stays out of
+    # git's sight, and is read again only while the file is unchanged.
+    again = _try_repo(bad, home)
+    assert again.returncode != 0 and "EL102" in again.stdout, again.stdout + again.stderr
+    assert "(1 from cache)" in again.stdout, again.stdout
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored=no"], cwd=bad,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == "", status
+    (bad / "prompts/judge.prompt.md").write_text(CLEAN_JUDGE, encoding="utf-8")
+    subprocess.run(["git", "add", "."], cwd=bad, check=True)
+    fixed = _try_repo(bad, home)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "from cache" not in fixed.stdout, fixed.stdout
