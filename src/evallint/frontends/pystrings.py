@@ -58,6 +58,9 @@ _HOT_WORDS = (".format(", " % ", "emplate", "rompt", "ROMPT", "content", "ystem"
 _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "instructions",
                            "instruction"})
 _SYSTEM = "system"
+# The fields of a compound statement that hold statements (``handlers`` and ``cases``: each
+# with a ``body``).
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 # Keyword arguments that carry a prompt's text into a call.
 _PROMPT_KWARGS = frozenset({"system", "system_prompt", "prompt", "instructions", "template",
                             "system_message", "user_prompt", "prompt_template", "content"})
@@ -232,6 +235,19 @@ class _Finder:
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.target, self.target_value = "", None
         hot = self._hot(stmt)
+        if not hot:
+            # No line of it uses a prompt, so neither do the statements inside it: only their
+            # bindings matter (the loop below would visit the same ones, in the same order,
+            # after walking every expression node just to skip it).
+            for name in stmt._fields:
+                if name in _BLOCKS:
+                    for sub in getattr(stmt, name):
+                        if isinstance(sub, ast.stmt):
+                            self._stmt(sub, scope)
+                        else:  # an except handler or a match case
+                            for inner in sub.body:
+                                self._stmt(inner, scope)
+            return
         for node in ast.iter_child_nodes(stmt):
             if isinstance(node, ast.stmt):
                 self._stmt(node, scope)
