@@ -28,7 +28,6 @@ drift in the machine's speed between spells does not skew it.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import shutil
@@ -40,6 +39,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from parse_all import parse_all  # a sibling script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,40 +120,16 @@ def evallint_files(tree: Path) -> list[Path]:
 def baseline(files: list[Path]) -> float:
     """Read + ``ast.parse`` of every file (a notebook: its code cells joined)."""
     start = time.perf_counter()
-    for p in files:
-        try:
-            text = p.read_text(encoding="utf-8")
-            if p.suffix == ".ipynb":
-                cells = json.loads(text).get("cells", [])
-                text = "\n".join("".join(c.get("source", [])) for c in cells
-                                 if c.get("cell_type") == "code")
-            ast.parse(text)
-        except (SyntaxError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
-            pass
+    parse_all(map(str, files))
     return time.perf_counter() - start
-
-
-_FRESH = """
-import ast, json, sys
-for p in sys.stdin.read().splitlines():
-    try:
-        text = open(p, encoding="utf-8").read()
-        if p.endswith(".ipynb"):
-            cells = json.loads(text).get("cells", [])
-            text = "\\n".join("".join(c.get("source", [])) for c in cells
-                             if c.get("cell_type") == "code")
-        ast.parse(text)
-    except (SyntaxError, ValueError, UnicodeDecodeError, AttributeError, RecursionError):
-        pass
-"""
 
 
 def baseline_fresh(files: list[Path]) -> float:
     """:func:`baseline` in a fresh interpreter, as ``check`` runs: its start-up counted too
     (on a small tree the start-up is most of what any command-line tool pays)."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", _FRESH], input="\n".join(map(str, files)),
-                   capture_output=True, text=True, check=False)
+    subprocess.run([sys.executable, str(Path(__file__).with_name("parse_all.py"))],
+                   input="\n".join(map(str, files)), capture_output=True, text=True, check=False)
     return time.perf_counter() - start
 
 
