@@ -144,15 +144,18 @@ def test_a_module_left_out_for_a_kind_finds_nothing_in_files_of_that_kind(
                      "judge-config", "openai-evals", "prompt-collection"}, tried
 
 
+# A small run's one worker imports the front-ends it parses with; the parent imports only
+# the checks (while the worker parses), so no front-end shows in the parent's modules.
 @pytest.mark.parametrize(("files", "absent", "present"), [
     ({"judge.py": "import anthropic\nc = anthropic.Anthropic()\n"},
      ["yaml", "evallint.frontends.agents_front", "evallint.frontends.promptfoo_front",
-      "evallint.frontends.config_refs", "evallint.checks.agents"],
-     ["evallint.frontends.python_front", "evallint.checks.python_flow"]),
+      "evallint.frontends.config_refs", "evallint.checks.agents",
+      "evallint.frontends.python_front"],
+     ["evallint.checks.python_flow", "evallint.pyflow.analysis"]),
     ({"prompts/judge.prompt.md": "---\nmodel: x\n---\nScore the {{ answer }}.\n"},
      ["evallint.frontends.agents_front", "evallint.frontends.promptfoo_front",
-      "evallint.checks.agents"],
-     ["evallint.frontends.prompt_files", "evallint.checks.templates"]),
+      "evallint.checks.agents", "evallint.frontends.prompt_files", "evallint.pyflow.analysis"],
+     ["evallint.checks.templates"]),
 ])
 def test_a_run_imports_only_what_its_kinds_need(tmp_path: Path, files: dict[str, str],
                                                absent: list[str], present: list[str]) -> None:

@@ -41,6 +41,7 @@ from evallint.registry import (
     Project,
     RuleMeta,
     load_checks,
+    preload_solver,
     selected_codes,
 )
 from evallint.source import SourceError, decode, read_bounded
@@ -196,7 +197,9 @@ def analyze_supervised(tasks: list[Job], config: Config, enabled: set[str],
     from evallint.workers import Failure, supervise
 
     kinds = frozenset((job[0] if isinstance(job, tuple) else job).kind for job in tasks)
-    load_checks(kinds)  # before any fork: the workers inherit the registered checks
+    if min(workers, len(tasks)) > 1:
+        load_checks(kinds)  # before the forks: the workers inherit what is imported once here
+    # else the one worker imports its front-ends and file checks while the parent goes on
     out: list[FileResult | None] = [None] * len(tasks)
     reporter: _Analyzer | None = None
     setup = functools.partial(_analyzer_for, config, enabled, encode, kinds)
@@ -364,22 +367,24 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
     late: list[tuple[int, str]] = []  # stored but unusable: a file it read changed, or
     # the entry is not one this key signed
 
-    def read_stored() -> None:
-        """The cached results, authenticated and decoded while the workers analyse the
-        other files."""
-        assert cache is not None
-        for i, key in stored:
-            hit = _from_entry(tasks[i], cache.get("files", key), index)
-            if hit is not None:
-                results[i] = hit
-            else:
-                late.append((i, key))
+    def meanwhile() -> None:
+        """The parent's own work while the workers analyse the other files: the project
+        checks imported, the cached results authenticated and decoded."""
+        load_checks({t.kind for t in tasks}, frontends=False)
+        if cache is not None:
+            for i, key in stored:
+                hit = _from_entry(tasks[i], cache.get("files", key), index)
+                if hit is not None:
+                    results[i] = hit
+                else:
+                    late.append((i, key))
+        preload_solver({task.kind for task in (tasks[i] for i, _ in todo)})
 
     pool = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     fresh = analyze_supervised(jobs_in, config, enabled,
                                pool if len(jobs_in) >= PARALLEL_THRESHOLD else 1,
                                encode=cache is not None,
-                               meanwhile=read_stored if stored else None)
+                               meanwhile=meanwhile)
     if late:
         todo += late
         again: list[Job] = [tasks[i] for i, _ in late]
@@ -462,7 +467,7 @@ def _finish(
 ) -> RunResult:
     from evallint.workers import BudgetExceeded, time_limit
 
-    load_checks({r.task.kind for r in results})  # the project checks for what was found
+    load_checks({r.task.kind for r in results}, frontends=False)  # the project checks
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
     project = Project(

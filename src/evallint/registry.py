@@ -153,19 +153,36 @@ def unlisted_checks() -> list[str]:
     return _UNLISTED
 
 
-def load_checks(kinds: Iterable[str] | None = None) -> None:
+def load_checks(kinds: Iterable[str] | None = None, *, frontends: bool = True) -> None:
     """Import the modules that register front-ends, checks and pair sources for files of
     ``kinds`` (all of them when ``None``). Importing more later only adds: a run's checks are
-    loaded before its workers fork, which inherit them."""
+    loaded before its workers fork, which inherit them. ``frontends=False``: the checks
+    alone, for a parent whose files are parsed elsewhere (a small run's one worker imports
+    its front-ends itself, while the parent imports the project checks)."""
     global _ALL_LOADED
     if _ALL_LOADED:
         return
     for name in modules_for(kinds):
-        if name not in _LOADED:
+        if name not in _LOADED and (frontends or not name.startswith(_FRONTENDS)):
             importlib.import_module(name)
             _LOADED.add(name)
-    if kinds is None:
+    if kinds is None and frontends:
         _ALL_LOADED = True
+
+
+_FRONTENDS = "evallint.frontends."
+
+# Modules the project checks import only when they must solve something again, by the kinds
+# of file whose change makes them: imported while the workers parse such a file, not after.
+SOLVER_MODULES: dict[str, tuple[str, ...]] = {"evallint.pyflow.analysis": _PY}
+
+
+def preload_solver(changed: Iterable[str]) -> None:
+    """Import the solver modules that files of the ``changed`` kinds will need."""
+    kinds = set(changed)
+    for name, served in SOLVER_MODULES.items():
+        if not kinds.isdisjoint(served):
+            importlib.import_module(name)
 
 
 def registering_modules() -> list[str]:

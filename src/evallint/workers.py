@@ -127,15 +127,17 @@ def supervise(tasks: list[T], setup: Callable[[], Callable[[T], R]], *, workers:
     pending: deque[tuple[int, T]] = deque(enumerate(tasks))
     slots: list[_Slot[T]] = [_Slot(ctx, setup) for _ in range(max(1, min(workers, len(tasks))))]
     try:
+        for s in slots:  # the first task waits in the pipe while the worker sets up
+            s.send(*pending.popleft())
         while pending or any(s.task is not None for s in slots):
             for s in slots:
                 if s.ready and s.task is None and pending:
                     s.send(*pending.popleft())
-            if meanwhile is not None and any(s.task is not None for s in slots):
+            if meanwhile is not None:
                 meanwhile()
                 meanwhile = None
             now = time.monotonic()
-            busy = [s for s in slots if s.task is not None]
+            busy = [s for s in slots if s.task is not None and s.ready]  # setting up: unbounded
             waits = [budget - (now - s.started) for s in busy]
             timeout = max(0.0, min(waits)) if waits else None
             ready = wait([s.conn for s in slots] + [s.process.sentinel for s in slots], timeout)
@@ -148,18 +150,16 @@ def supervise(tasks: list[T], setup: Callable[[], Callable[[T], R]], *, workers:
                 if kind == "result":
                     yield value
                     continue
+                if kind == "setup":
+                    raise SetupError(value)
                 # The worker is gone or hopeless: report its file, start another.
                 if s.task is not None:
                     yield s.task[0], Failure(value)
-                elif kind == "setup":
-                    raise SetupError(value)
                 s.stop(kill=True)
                 slots[i] = _Slot(ctx, setup)
     finally:
         for s in slots:
             s.stop(kill=s.task is not None)
-    if meanwhile is not None:  # no task was ever sent (every worker failed to start)
-        meanwhile()
 
 
 def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
@@ -174,6 +174,7 @@ def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
                            "reading this file"
         if index == "ready":
             s.ready = True
+            s.started = now  # the budget counts from here: setting up is not the file's time
             return None
         if index == "setup-failed":
             return "setup", f"a worker process could not start: {value}"
@@ -181,11 +182,11 @@ def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
         return "result", (index, value)
     if s.process.sentinel in ready:
         s.process.join(timeout=5)
-        if s.task is None and not s.ready:
+        if not s.ready:
             return "setup", f"a worker process exited on start ({_exit_reason(s.process)})"
         return "died", f"the analysis process died ({_exit_reason(s.process)}) while reading " \
                        "this file"
-    if s.task is not None and now - s.started >= budget:
+    if s.task is not None and s.ready and now - s.started >= budget:
         return "timeout", f"not analysed: it took longer than the time budget of {budget:g} s " \
                           "per file (time-budget)"
     return None
