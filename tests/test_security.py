@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from evallint import datacodec
-from evallint.cache import MAGIC, PACK_MAGIC, Store, _read_pack
+from evallint.cache import MAGIC, PACK_MAGIC, Store, pack_bytes, read_pack
 from evallint.cli import main
 from tests.conftest import write_files
 
@@ -64,14 +64,11 @@ def drop_whole_runs(root: Path) -> None:
 
 def pack_records(pack: Path) -> dict[str, tuple[bytes, bytes]]:
     """key -> (mac, payload) of every record in a pack file."""
-    index: dict[str, tuple[bytes, int, int, int]] = {}
-    _read_pack(pack.read_bytes(), index)
-    return {k: (blob[at:at + 64], blob[start:end]) for k, (blob, at, start, end) in index.items()}
+    return read_pack(pack)
 
 
 def write_pack(pack: Path, records: dict[str, tuple[bytes, bytes]]) -> None:
-    pack.write_bytes(PACK_MAGIC + b"".join(k.encode() + mac + b"%016x" % len(payload) + payload
-                                           for k, (mac, payload) in records.items()))
+    pack.write_bytes(pack_bytes(records))
 
 
 @pytest.fixture
@@ -154,19 +151,27 @@ def test_a_whole_run_edited_without_the_key_is_a_miss(dirty: Path) -> None:
     assert code == 1 and "EL102" in out and "(1 from cache)" in err
 
 
-@pytest.mark.parametrize("damage", ["truncated", "bad key", "huge length", "not a pack"])
+@pytest.mark.parametrize("damage", ["truncated", "bad key", "huge length", "not a pack",
+                                    "index past the end", "offset past the end", "bad offset"])
 def test_a_damaged_pack_is_a_miss_and_never_a_crash(dirty: Path, damage: str) -> None:
     check(dirty)
     drop_whole_runs(dirty)
     (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
     blob = pack.read_bytes()
-    head = len(PACK_MAGIC)
+    head = len(PACK_MAGIC) + 16  # the magic, the index's length; then the first record:
+    # key (64), HMAC (64), offset (16), length (16), each hex
     if damage == "truncated":
         blob = blob[:-10]
     elif damage == "bad key":
         blob = blob[:head] + b"Z" + blob[head + 1:]
     elif damage == "huge length":
-        blob = blob[:head + 128] + b"f" * 16 + blob[head + 144:]
+        blob = blob[:head + 144] + b"f" * 16 + blob[head + 160:]
+    elif damage == "index past the end":
+        blob = blob[:len(PACK_MAGIC)] + b"f" * 16 + blob[head:]
+    elif damage == "offset past the end":
+        blob = blob[:head + 128] + b"%016x" % len(blob) + blob[head + 144:]
+    elif damage == "bad offset":
+        blob = blob[:head + 128] + b"-" * 16 + blob[head + 144:]
     else:
         blob = b"PK\x03\x04" + blob
     pack.write_bytes(blob)
@@ -452,3 +457,32 @@ def test_lazy_parts_travel_as_segments_after_one_line_of_json(tmp_path: Path) ->
     assert back.functions["ask"] == facts.functions["ask"]
     with pytest.raises(datacodec.CodecError):
         datacodec.decode(blob[:-1])  # a segment cut short
+
+
+def test_a_run_reads_a_packs_index_and_the_entries_it_uses_not_the_whole_pack(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merged pack may hold many older entries; reading one entry must not read them."""
+    from evallint import cache
+
+    folder = tmp_path / "cache"
+    writer = Store(folder, b"k" * 32, "salt")
+    writer.put("files", "a" * 64, ["small"])
+    writer.put("files", "b" * 64, ["x" * 2_000_000])  # an old entry no one asks for
+    writer.flush()
+    read: list[int] = []
+    real = cache._read_at
+
+    def counting(fd: int, n: int, at: int) -> bytes:
+        data = real(fd, n, at)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(cache, "_read_at", counting)
+    reader = Store(folder, b"k" * 32, "salt")
+    assert reader.has("files", "b" * 64)
+    assert reader.get("files", "a" * 64) == ["small"]
+    assert 0 < sum(read) < 10_000
+    assert reader.get("files", "b" * 64) == ["x" * 2_000_000]  # still there when asked for
+    reader.close()
+    assert reader.get("files", "a" * 64) == ["small"]  # a closed store opens its packs again
+    reader.close()

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -25,18 +26,22 @@ from evallint import datacodec
 from evallint.source import read_bounded
 
 MAGIC = b"evallint-cache 2\n"
-PACK_MAGIC = b"evallint-pack 1\n"
-# Namespaces kept in pack files: one file per run holding every new entry (a record: key,
-# HMAC, payload length, payload). Thousands of one-entry files cost more to create and open
-# than the entries take to compute on some file systems (4,300 creations took 3.5 s here).
+PACK_MAGIC = b"evallint-pack 2\n"
+# Namespaces kept in pack files: one file per run holding every new entry. Thousands of
+# one-entry files cost more to create and open than the entries take to compute on some file
+# systems (4,300 creations took 3.5 s here). A pack is its magic, the index's length (16 hex
+# digits), the index (a record per entry: key, HMAC, offset and length of the payload after
+# the index, in hex), then the payloads: a run reads the indexes, and then only the payloads
+# it uses, never a whole pack (a merged pack may hold many older entries).
 PACKED = frozenset({"files", "pyflow"})
 # Packed namespaces whose merged pack keeps only what the run wrote and read: an entry of the
 # project analysis no run asked for belongs to a part that no longer exists.
 LEAN = frozenset({"pyflow"})
-MAX_PACK = 1 << 30
+MAX_INDEX = 64 * 1024 * 1024  # over every pack's index: a planted pack cannot make us read GBs
 MAX_PACKS = 8  # beyond this many packs, the next write merges them into one
 MAX_MERGED = 256 * 1024 * 1024  # a merged pack keeps older entries up to this many bytes
-_RECORD_HEAD = 64 + 64 + 16
+_RECORD = 64 + 64 + 16 + 16  # an index record: key, HMAC, payload offset, payload length
+_HEAD = len(PACK_MAGIC) + 16
 _HEX = re.compile(rb"[0-9a-f]+")
 KEY_BYTES = 32
 MAX_ENTRY = 256 * 1024 * 1024  # an entry larger than this was not written by us
@@ -151,9 +156,9 @@ class Store:
         self.salt = salt
         self.enabled = True
         self._made: set[Path] = set()  # folders known to exist
-        # packed namespaces: key -> (pack bytes, mac start, payload start, payload end)
-        self._index: dict[str, dict[str, tuple[bytes, int, int, int]]] = {}
-        self._packs: dict[str, list[Path]] = {}  # the pack files the index was read from
+        # packed namespaces: key -> (the pack, where its record starts in the pack's index)
+        self._index: dict[str, dict[str, tuple[_Pack, int]]] = {}
+        self._packs: dict[str, list[_Pack]] = {}  # the packs the index was read from
         self._used: dict[str, dict[str, tuple[bytes, bytes]]] = {}  # hits: key -> mac, payload
         self._pending: dict[str, list[tuple[str, bytes, bytes]]] = {}  # key, mac, payload
 
@@ -178,11 +183,11 @@ class Store:
         """The object stored under ``key``, or None: missing, foreign, tampered or corrupt
         entries are all just misses."""
         if namespace in PACKED:
-            rec = self._pack_index(namespace).get(key)
-            if rec is None:
+            where = self._pack_index(namespace).get(key)
+            found = where[0].record(where[1]) if where is not None else None
+            if found is None:
                 return None
-            pack, at, start, end = rec
-            mac, payload = pack[at:at + 64], pack[start:end]
+            mac, payload = found
         else:
             try:
                 blob = _read_regular(self._path(namespace, key), MAX_ENTRY)
@@ -209,36 +214,42 @@ class Store:
         decoded: :meth:`get` may still find it foreign or corrupt)."""
         return namespace in PACKED and key in self._pack_index(namespace)
 
-    def _pack_index(self, namespace: str) -> dict[str, tuple[bytes, int, int, int]]:
-        """Where each entry of the namespace's packs lies, read once per run. A pack that is
-        not one we wrote (a symlink, over the size limit, malformed) yields what parsed before
-        the damage; every entry is still checked against its HMAC when read."""
+    def _pack_index(self, namespace: str) -> dict[str, tuple[_Pack, int]]:
+        """Where each entry of the namespace's packs lies, read once per run from the packs'
+        indexes. A pack that is not one we wrote (a symlink, not a regular file, malformed)
+        yields the records that parsed; every entry is still checked against its HMAC (and
+        its bounds) when read."""
         index = self._index.get(namespace)
         if index is not None:
             return index
         index = {}
-        packs: list[Path] = []
+        packs: list[_Pack] = []
+        budget = MAX_INDEX
         folder = self.folder / namespace
         try:
             names = sorted(os.listdir(folder))
         except OSError:
             names = []
-        budget = MAX_PACK  # over every pack: a planted folder of huge packs cannot stall us
         for name in names:
             if not (name.startswith("pack-") and name.endswith(".bin")):
                 continue
             if len(packs) >= 4 * MAX_PACKS:
                 break  # more than evallint ever leaves: the rest are misses
-            try:
-                blob = _read_regular(folder / name, budget)
-            except OSError:
-                continue
-            if blob is not None:
-                budget -= len(blob)
-                packs.append(folder / name)
-                _read_pack(blob, index)
+            pack = _Pack.open(folder / name, budget)
+            if pack is not None:
+                budget -= len(pack.index)
+                packs.append(pack)
+                for at in range(0, len(pack.index) - _RECORD + 1, _RECORD):
+                    index[pack.index[at:at + 64].decode("latin-1")] = (pack, at)
         self._index[namespace], self._packs[namespace] = index, packs
         return index
+
+    def close(self) -> None:
+        """Release the pack files this run read (an editor server runs many checks)."""
+        for packs in self._packs.values():
+            for pack in packs:
+                pack.close()
+        self._packs, self._index = {}, {}
 
     def put(self, namespace: str, key: str, obj: Any, *, replace_all: bool = False) -> None:
         """Store ``obj``; ``replace_all`` drops the namespace's other entries (one-entry
@@ -292,37 +303,116 @@ class Store:
                     records.setdefault(key, rec)
                 room = 0 if namespace in LEAN else MAX_MERGED - sum(
                     len(p) for _, p in records.values())
-                for key, (blob, at, start, end) in self._index.get(namespace, {}).items():
-                    if key not in records and end - start <= room:
-                        records[key] = (blob[at:at + 64], blob[start:end])
-                        room -= end - start
-            body = b"".join(key.encode() + mac + b"%016x" % len(payload) + payload
-                            for key, (mac, payload) in records.items())
+                for key, (pack, at) in self._index.get(namespace, {}).items():
+                    if key in records or room <= 0 or pack.length(at) > room:
+                        continue
+                    found = pack.record(at)
+                    if found is not None:
+                        records[key] = found
+                        room -= len(found[1])
             folder = self.folder / namespace
             name = f"pack-{time.time_ns():020d}-{os.urandom(4).hex()}.bin"
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                _write_new(folder / name, PACK_MAGIC + body)
+                _write_new(folder / name, pack_bytes(records))
                 if compact:
-                    for path in old:
-                        path.unlink(missing_ok=True)
+                    for pack in old:
+                        pack.path.unlink(missing_ok=True)
             except OSError:
                 self.enabled = False  # a read-only checkout: just stop caching
 
 
-def _read_pack(blob: bytes, index: dict[str, tuple[bytes, int, int, int]]) -> None:
-    """Add the records of one pack to ``index``; stop at the first malformed one."""
-    if not blob.startswith(PACK_MAGIC):
-        return
-    pos, size = len(PACK_MAGIC), len(blob)
-    while pos + _RECORD_HEAD <= size:
-        key, mac, length = blob[pos:pos + 64], blob[pos + 64:pos + 128], \
-            blob[pos + 128:pos + _RECORD_HEAD]
-        if not (_HEX.fullmatch(key) and _HEX.fullmatch(mac) and _HEX.fullmatch(length)):
-            return
-        start = pos + _RECORD_HEAD
-        end = start + int(length, 16)
-        if end > size or end - start > MAX_ENTRY:
-            return
-        index[key.decode()] = (blob, pos + 64, start, end)
-        pos = end
+def read_pack(path: Path) -> dict[str, tuple[bytes, bytes]]:
+    """key -> (HMAC, payload) of every record of the pack at ``path`` that parses and lies
+    inside it (none are authenticated here)."""
+    pack = _Pack.open(path, MAX_INDEX)
+    if pack is None:
+        return {}
+    try:
+        out: dict[str, tuple[bytes, bytes]] = {}
+        for at in range(0, len(pack.index) - _RECORD + 1, _RECORD):
+            found = pack.record(at)
+            if found is not None:
+                out[pack.index[at:at + 64].decode("latin-1")] = found
+        return out
+    finally:
+        pack.close()
+
+
+def pack_bytes(records: dict[str, tuple[bytes, bytes]]) -> bytes:
+    """A pack file holding ``records`` (key -> HMAC, payload)."""
+    index: list[bytes] = []
+    at = 0
+    for key, (mac, payload) in records.items():
+        index.append(key.encode() + mac + b"%016x%016x" % (at, len(payload)))
+        at += len(payload)
+    head = b"".join(index)
+    return b"".join([PACK_MAGIC, b"%016x" % len(head), head,
+                     *(payload for _mac, payload in records.values())])
+
+
+class _Pack:
+    """One pack file held open for the run: its index read, each payload read when asked
+    for (``os.pread``: a forked solver reading the same file shares no file position)."""
+
+    def __init__(self, path: Path, fd: int, size: int, index: bytes) -> None:
+        self.path, self.fd, self.size, self.index = path, fd, size, index
+        self.base = _HEAD + len(index)
+
+    @classmethod
+    def open(cls, path: Path, budget: int) -> _Pack | None:
+        """The pack at ``path``, or None when it is not a regular file with our magic and
+        a whole index of at most ``budget`` bytes (a final symlink is not followed; a FIFO
+        does not block)."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, flags)
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fd).st_size if stat.S_ISREG(os.fstat(fd).st_mode) else -1
+            head = _read_at(fd, _HEAD, 0) if size >= _HEAD else b""
+            length = head[len(PACK_MAGIC):]
+            if head.startswith(PACK_MAGIC) and _HEX.fullmatch(length) and \
+                    int(length, 16) <= min(size - _HEAD, budget):
+                index = _read_at(fd, int(length, 16), _HEAD)
+                if len(index) == int(length, 16):
+                    return cls(path, fd, size, index)
+        except OSError:
+            pass
+        os.close(fd)
+        return None
+
+    def length(self, at: int) -> int:
+        """The payload length the record at ``at`` claims (-1: malformed)."""
+        field = self.index[at + 144:at + 160]
+        return int(field, 16) if _HEX.fullmatch(field) else -1
+
+    def record(self, at: int) -> tuple[bytes, bytes] | None:
+        """The (HMAC, payload) of the index record at ``at``; None when the record is
+        malformed or points outside the pack."""
+        mac, offset, length = (self.index[at + 64:at + 128], self.index[at + 128:at + 144],
+                               self.length(at))
+        if not (_HEX.fullmatch(mac) and _HEX.fullmatch(offset)) or not 0 <= length <= MAX_ENTRY:
+            return None
+        start = self.base + int(offset, 16)
+        if start + length > self.size or self.fd < 0:
+            return None
+        try:
+            payload = _read_at(self.fd, length, start)
+        except OSError:
+            return None
+        return (mac, payload) if len(payload) == length else None
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _read_at(fd: int, n: int, at: int) -> bytes:
+    """``n`` bytes at offset ``at`` (fewer at the end of the file)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, n, at)
+    os.lseek(fd, at, os.SEEK_SET)  # Windows: no pread, and no fork to share the position
+    return os.read(fd, n)

@@ -313,20 +313,20 @@ def run_check(
     cached run over the very same files (and the same other files they read) may answer for
     the whole run; its result then has no ``project``."""
     with few_collections():
-        return _run_check(paths, config, enabled, jobs=jobs, use_cache=use_cache,
-                          cache_dir=cache_dir, tasks=tasks, buffers=buffers, whole=whole)
+        cache, why = open_cache(config, enabled, cache_dir) if use_cache else (None, None)
+        try:
+            return _run_check(paths, config, enabled, jobs=jobs, cache=cache,
+                              warnings=[why] if why else [], tasks=tasks, buffers=buffers,
+                              whole=whole)
+        finally:
+            if cache is not None:
+                cache.close()
 
 
 def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int | None,
-               use_cache: bool, cache_dir: str | None, tasks: list[FileTask] | None,
+               cache: Store | None, warnings: list[str], tasks: list[FileTask] | None,
                buffers: dict[str, str] | None, whole: bool) -> RunResult:
     metas = all_metas(config)
-    warnings: list[str] = []
-    cache: Store | None = None
-    if use_cache:
-        cache, why = open_cache(config, enabled, cache_dir)
-        if why:
-            warnings.append(why)
     index_key = cache.entry_key("file index", str(config.root)) if cache is not None else ""
     index = fileindex.load(cache, index_key) if cache is not None else FileIndex()
     run_key = None
