@@ -146,3 +146,26 @@ def test_the_recorder_rule_sees_a_direct_read(tmp_path: Path) -> None:
     sample.write_text("import os\nfrom evallint import reads\n"
                       "def f(p):\n    reads.exists(p)\n    return os.path.exists(p)\n")
     assert _fs_calls(sample) == {"exists"}
+
+
+def test_fact_types_live_outside_the_front_ends() -> None:
+    """A cached entry names the classes of its facts, and reading it imports their modules:
+    a fact type in a front-end would import that front-end (and its word lists and patterns)
+    into a run that parses nothing of that kind."""
+    import dataclasses
+    import importlib
+
+    from evallint.facts import FileFacts, PromptFacts
+    from evallint.registry import registering_modules
+
+    found = []
+    for name in registering_modules():
+        if not name.startswith("evallint.frontends."):
+            continue
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if (isinstance(value, type) and value.__module__ == name
+                    and dataclasses.is_dataclass(value)
+                    and issubclass(value, (FileFacts, PromptFacts))):
+                found.append(f"{name}.{value.__name__}")
+    assert found == []

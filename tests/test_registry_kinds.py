@@ -23,6 +23,7 @@ from evallint.facts.modelpairs import SOURCES
 from evallint.facts.toolgrants import SOURCES as GRANT_SOURCES
 from evallint.frontend import FRONTENDS
 from evallint.registry import (
+    FILE_CHECK_MODULES,
     FILE_CHECKS,
     MODULE_KINDS,
     PROJECT_CHECKS,
@@ -60,6 +61,14 @@ def test_each_module_is_loaded_for_every_kind_it_registers_for() -> None:
             assert _serves(module, kind), (module, check.codes, kind)
     for fn in [c.fn for c in PROJECT_CHECKS] + _sources():
         assert fn.__module__ in MODULE_KINDS, fn.__module__
+
+
+def test_the_modules_a_worker_imports_hold_every_file_check_and_only_file_checks() -> None:
+    """A small run's one worker imports the front-ends and FILE_CHECK_MODULES alone: a file
+    check anywhere else would silently not run there."""
+    load_checks()
+    with_file_checks = {check.fn.__module__ for check in FILE_CHECKS}
+    assert with_file_checks == set(FILE_CHECK_MODULES)
 
 
 def test_modules_for_a_kind_are_those_serving_it_and_those_every_run_needs() -> None:

@@ -63,3 +63,15 @@ def _broken_setup() -> Callable[[float], float]:
 def test_a_worker_that_cannot_set_up_is_a_tool_error_not_a_finding_on_its_first_file() -> None:
     with pytest.raises(SetupError, match="no front-end"):
         list(supervise([0.0, 0.0], _broken_setup, workers=1, budget=30))
+
+
+def _dying_setup() -> Callable[[float], float]:
+    import os
+
+    os._exit(7)  # a broken installation: the worker ends before it is ready
+
+
+def test_a_worker_that_dies_while_setting_up_is_a_setup_error_not_its_first_files_fault(
+) -> None:
+    with pytest.raises(SetupError, match="exited on start"):
+        list(supervise([0.0], _dying_setup, workers=1, budget=30))

@@ -104,7 +104,7 @@ class _Analyzer:
 
     def __init__(self, config: Config, enabled: set[str],
                  kinds: Iterable[str] | None = None) -> None:
-        load_checks(kinds)
+        load_checks(kinds, part="worker")  # a forked worker may have them all already
         self.config = config
         self.metas = all_metas(config)
         self.ctx = Context(config, self.metas, enabled)
@@ -127,7 +127,7 @@ class _Analyzer:
         source = SourceFile(path=Path(task.abspath), rel=task.path, text=text, data=data)
         parse = FRONTENDS.get(task.kind)
         if parse is None:  # a kind this analyser was not set up for: its checks load now
-            load_checks((task.kind,))
+            load_checks((task.kind,), part="worker")
             parse = FRONTENDS.get(task.kind)
         if parse is None:
             return FileResult(task, None, [], [])
@@ -370,7 +370,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
     def meanwhile() -> None:
         """The parent's own work while the workers analyse the other files: the project
         checks imported, the cached results authenticated and decoded."""
-        load_checks({t.kind for t in tasks}, frontends=False)
+        load_checks({t.kind for t in tasks}, part="parent")
         if cache is not None:
             for i, key in stored:
                 hit = _from_entry(tasks[i], cache.get("files", key), index)
@@ -467,7 +467,7 @@ def _finish(
 ) -> RunResult:
     from evallint.workers import BudgetExceeded, time_limit
 
-    load_checks({r.task.kind for r in results}, frontends=False)  # the project checks
+    load_checks({r.task.kind for r in results}, part="parent")  # the project checks
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results
                    if r.internal_error]
     project = Project(

@@ -153,24 +153,41 @@ def unlisted_checks() -> list[str]:
     return _UNLISTED
 
 
-def load_checks(kinds: Iterable[str] | None = None, *, frontends: bool = True) -> None:
+def load_checks(kinds: Iterable[str] | None = None, *, part: str = "all") -> None:
     """Import the modules that register front-ends, checks and pair sources for files of
     ``kinds`` (all of them when ``None``). Importing more later only adds: a run's checks are
-    loaded before its workers fork, which inherit them. ``frontends=False``: the checks
-    alone, for a parent whose files are parsed elsewhere (a small run's one worker imports
-    its front-ends itself, while the parent imports the project checks)."""
+    loaded before its workers fork, which inherit them. A small run's one worker imports
+    what it parses and checks files with (``part="worker"``: the front-ends and
+    :data:`FILE_CHECK_MODULES`) while the parent imports the rest (``part="parent"``: every
+    module but the front-ends)."""
     global _ALL_LOADED
     if _ALL_LOADED:
         return
     for name in modules_for(kinds):
-        if name not in _LOADED and (frontends or not name.startswith(_FRONTENDS)):
-            importlib.import_module(name)
-            _LOADED.add(name)
-    if kinds is None and frontends:
+        if name in _LOADED:
+            continue
+        frontend = name.startswith(_FRONTENDS)
+        if part == "parent" and frontend:
+            continue
+        if part == "worker" and not (frontend or name in FILE_CHECK_MODULES
+                                     or name not in MODULE_KINDS):
+            continue
+        importlib.import_module(name)
+        _LOADED.add(name)
+    if kinds is None and part == "all":
         _ALL_LOADED = True
 
 
 _FRONTENDS = "evallint.frontends."
+
+# The check modules that register file checks (a worker runs those on each file it parses);
+# the others hold only project checks and fact sources, which run in the parent.
+# tests/test_registry_kinds.py keeps this right.
+FILE_CHECK_MODULES = frozenset({
+    "evallint.checks.agents", "evallint.checks.embedded_templates",
+    "evallint.checks.evallint_keys", "evallint.checks.loopspec", "evallint.checks.promptfoo",
+    "evallint.checks.python_cells", "evallint.checks.templates",
+})
 
 # Modules the project checks import only when they must solve something again, by the kinds
 # of file whose change makes them: imported while the workers parse such a file, not after.

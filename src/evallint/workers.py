@@ -82,7 +82,8 @@ class _Slot(Generic[T]):
     def send(self, index: int, task: T) -> None:
         self.task = (index, task)
         self.started = time.monotonic()
-        self.conn.send((index, task))
+        with suppress(OSError):  # the worker is gone: its end shows in ``_poll``
+            self.conn.send((index, task))
 
     def stop(self, kill: bool = False) -> None:
         if kill and self.process.is_alive():
@@ -170,6 +171,8 @@ def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
             index, value = s.conn.recv()
         except (EOFError, OSError):
             s.process.join(timeout=5)
+            if not s.ready:
+                return "setup", f"a worker process exited on start ({_exit_reason(s.process)})"
             return "died", f"the analysis process died ({_exit_reason(s.process)}) while " \
                            "reading this file"
         if index == "ready":

@@ -36,6 +36,28 @@ class PromptFileFacts(PromptFacts):
     unknown_keys: list[UnknownKey] = field(default_factory=list)
 
 
+@dataclass
+class PyPromptFacts(PromptFileFacts):
+    """A template found in a Python string (:mod:`evallint.frontends.pystrings`): what names it,
+    how it is used, where it starts. A fact type, here so that reading one from the cache
+    imports no front-end."""
+
+    name: str = ""
+    how: str = ""
+    start: Pos = field(default_factory=lambda: Pos(1, 1))
+    # The role comes from the enclosing function's name, not the string's own: too weak to
+    # call a module merged (EL101).
+    by_scope: bool = False
+    # Variables the prompt hands over as the item it evaluates: a whole message of their own
+    # (``{"role": "user", "content": "{{review}}"}``), or alone under a label that names the
+    # candidate or what the prompt evaluates ("Essay:" in "Evaluate ... the following essay").
+    # The check treats them as the subject unless they are named generator context.
+    handed: list[str] = field(default_factory=list)
+    # Variable names are code names that qualify a head noun ("user_query"): EL103 reads
+    # the head (see checks/templates.evaluator_inputs).
+    qualified_names: bool = True
+
+
 FORMAT_KEY = "(format)"
 
 

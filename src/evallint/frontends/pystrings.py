@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evallint.facts import Pos, TemplateFacts, TemplateVar
-from evallint.facts.prompt_files import PromptFileFacts
+from evallint.facts.prompt_files import PyPromptFacts
 from evallint.frontend import ParseError
 from evallint.frontends.format_front import has_format_fields, parse_format
 from evallint.frontends.prompt_files import (
@@ -92,26 +92,6 @@ def may_hold_templates(code: str) -> bool:
         return False
     low = code.lower()
     return any(w in low for w in _RULE_WORDS)
-
-
-@dataclass
-class PyPromptFacts(PromptFileFacts):
-    """A template found in a Python string: what names it, how it is used, where it starts."""
-
-    name: str = ""
-    how: str = ""
-    start: Pos = field(default_factory=lambda: Pos(1, 1))
-    # The role comes from the enclosing function's name, not the string's own: too weak to
-    # call a module merged (EL101).
-    by_scope: bool = False
-    # Variables the prompt hands over as the item it evaluates: a whole message of their own
-    # (``{"role": "user", "content": "{{review}}"}``), or alone under a label that names the
-    # candidate or what the prompt evaluates ("Essay:" in "Evaluate ... the following essay").
-    # The check treats them as the subject unless they are named generator context.
-    handed: list[str] = field(default_factory=list)
-    # Variable names are code names that qualify a head noun ("user_query"): EL103 reads
-    # the head (see checks/templates.evaluator_inputs).
-    qualified_names: bool = True
 
 
 @dataclass
