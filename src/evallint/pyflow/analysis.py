@@ -104,9 +104,12 @@ class Analysis:
         helper_modules = {path for path, _ in helpers}
         loaded: list[PythonFacts] = []
         rest: list[PythonFacts] = []
+        tables = self.tables
         for f in self.skipped:
             hit = False
             for name in f.imported:
+                if not tables.may_resolve(name):
+                    continue
                 found = self.tables.function_name(name, f.path)
                 if found is not None and (found[0].path, found[1]) in helpers:
                     hit = True
@@ -149,7 +152,9 @@ class Analysis:
 
     def _import_targets(self, m: Module) -> tuple[str | None, ...]:
         """The module each import of ``m`` resolves to in the current tables."""
-        owners = (self.tables.owner(value, m.path) for value in m.facts.imports.values())
+        tables = self.tables
+        owners = (tables.owner(value, m.path) if tables.may_resolve(value) else None
+                  for value in m.facts.imports.values())
         return tuple(o.path if o is not None else None for o in owners)
 
     def static_chat(self, mod: Module, name: str, depth: int = 0) -> frozenset[L]:
@@ -385,6 +390,8 @@ class Analysis:
             if names is None:
                 names = self._callee_names(mod, mod.facts.functions[key[1]])
             for name in names:
+                if not self.tables.may_resolve(name):
+                    continue
                 found = self.tables.function_name(name, mod.path)
                 if found is not None and (found[0].path, found[1]) in funcs:
                     out.append((found[0].path, found[1]))

@@ -42,7 +42,7 @@ def relevant_modules(tables: Tables) -> set[str]:
             if m.path in relevant:
                 continue
             for v in m.facts.imports.values():
-                owner = tables.owner(v, m.path)
+                owner = tables.owner(v, m.path) if tables.may_resolve(v) else None
                 if owner is not None and owner.path in relevant:
                     relevant.add(m.path)
                     changed = True
@@ -81,7 +81,7 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
             continue
         union.find(m.path)
         for v in m.facts.imports.values():
-            owner = tables.owner(v, m.path)
+            owner = tables.owner(v, m.path) if tables.may_resolve(v) else None
             if owner is not None and owner.path in relevant:
                 union.join(m.path, owner.path)
     for fw in AMBIENT_FRAMEWORKS:
@@ -169,7 +169,7 @@ class _Resolver:
 
     def _lookup(self, owner_too: bool, name: str, near: str) -> list[str]:
         tables = self.tables
-        if name.partition(".")[0] not in tables.components:
+        if not tables.may_resolve(name):
             return []  # no module of the project has a name that could start it (``os.path``)
         key = (owner_too, name, near.rpartition("/")[0])
         out = self._memo.get(key)

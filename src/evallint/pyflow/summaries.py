@@ -164,6 +164,12 @@ class Tables:
                                          for part in m.name.split("."))
         return self._components
 
+    def may_resolve(self, name: str) -> bool:
+        """False when no lookup of the dotted ``name`` can find a module of the project (its
+        first component names none): most imports name the standard library or a package.
+        For loops outside an interpretation only: a skipped lookup is not traced."""
+        return name.partition(".")[0] in self.components
+
     def module(self, name: str, near: str = "") -> Module | None:
         found = self._module(name, near)
         if self.trace is not None:
