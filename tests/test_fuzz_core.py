@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -54,3 +55,41 @@ def test_globs_and_classify_never_raise(pattern: str, path: str) -> None:
         warnings.simplefilter("error")  # a FutureWarning from ``re`` would reach users
         globs.match(path, pattern)
     classify(path or "x", "generator: 1\nevaluator: 2\n", templates=(pattern,))
+
+
+def _pack_folder(root: Path) -> tuple[Path, dict[str, object]]:
+    from evallint.cache import Store
+
+    values: dict[str, object] = {"a" * 64: ["one", 1], "b" * 64: ["two", [2, 3]],
+                                 "c" * 64: ["three" * 40]}
+    store = Store(root, b"k" * 32, "salt")
+    for key, value in values.items():
+        store.put("files", key, value)
+    store.flush()
+    return next((root / "files").iterdir()), values
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=4000), st.binary(max_size=20)),
+                max_size=4),
+       st.integers(min_value=0, max_value=4000))
+def test_a_damaged_pack_answers_the_right_value_or_a_miss_never_an_error(
+        edits: list[tuple[int, bytes]], cut: int) -> None:
+    """A pack in the project's cache folder may come from anyone: bytes overwritten, a cut
+    short file; each entry then reads as what was stored or as a miss (its HMAC)."""
+    import tempfile
+
+    from evallint.cache import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pack, values = _pack_folder(Path(tmp))
+        blob = bytearray(pack.read_bytes())
+        for at, data in edits:
+            at = min(at, len(blob))
+            blob[at:at + len(data)] = data
+        pack.write_bytes(bytes(blob[:max(cut, len(blob) // 2)]))
+        store = Store(Path(tmp), b"k" * 32, "salt")
+        for key, value in values.items():
+            store.has("files", key)
+            assert store.get("files", key) in (None, value)
+        store.close()
