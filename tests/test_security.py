@@ -486,3 +486,24 @@ def test_a_run_reads_a_packs_index_and_the_entries_it_uses_not_the_whole_pack(
     reader.close()
     assert reader.get("files", "a" * 64) == ["small"]  # a closed store opens its packs again
     reader.close()
+
+
+def test_after_merging_its_packs_a_store_still_reads_every_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that merges the packs (and removes the old ones, closed first: Windows keeps an
+    open file) still reads entries afterwards, from the merged pack."""
+    from evallint import cache
+
+    monkeypatch.setattr(cache, "MAX_PACKS", 2)
+    folder = tmp_path / "cache"
+    for i in range(4):  # one run each: read what is there, write one entry
+        store = Store(folder, b"k" * 32, "salt")
+        assert all(store.get("files", f"{j:064x}") == [j] for j in range(i))
+        store.put("files", f"{i:064x}", [i])
+        store.flush()
+        assert all(store.get("files", f"{j:064x}") == [j] for j in range(i))
+        store.close()
+        assert len(list((folder / "files").iterdir())) <= 2
+    store = Store(folder, b"k" * 32, "salt")
+    assert all(store.get("files", f"{j:064x}") == [j] for j in range(4))
+    store.close()

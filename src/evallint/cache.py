@@ -315,9 +315,13 @@ class Store:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 _write_new(folder / name, pack_bytes(records))
-                if compact:
+                if compact:  # closed first: Windows does not remove an open file
                     for pack in old:
+                        pack.close()
                         pack.path.unlink(missing_ok=True)
+                    # a later read in this process looks at the packs as they are now
+                    self._index.pop(namespace, None)
+                    self._packs.pop(namespace, None)
             except OSError:
                 self.enabled = False  # a read-only checkout: just stop caching
 

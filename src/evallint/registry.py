@@ -12,7 +12,7 @@ import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evallint.config import Config, Legitimate
 from evallint.facts import FileFacts, Pos
@@ -153,7 +153,8 @@ def unlisted_checks() -> list[str]:
     return _UNLISTED
 
 
-def load_checks(kinds: Iterable[str] | None = None, *, part: str = "all") -> None:
+def load_checks(kinds: Iterable[str] | None = None, *,
+                part: Literal["all", "parent", "worker"] = "all") -> None:
     """Import the modules that register front-ends, checks and pair sources for files of
     ``kinds`` (all of them when ``None``). Importing more later only adds: a run's checks are
     loaded before its workers fork, which inherit them. A small run's one worker imports
