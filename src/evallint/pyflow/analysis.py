@@ -110,11 +110,11 @@ class Analysis:
             for name in f.imported:
                 if not tables.may_resolve(name):
                     continue
-                found = self.tables.function_name(name, f.path)
+                found = tables.function_name(name, f.path)
                 if found is not None and (found[0].path, found[1]) in helpers:
                     hit = True
                     break
-                mod = self.tables.module(name, f.path)
+                mod = tables.module(name, f.path)
                 if mod is not None and mod.name.endswith(name) and mod.path in helper_modules:
                     hit = True
                     break
