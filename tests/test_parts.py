@@ -397,3 +397,29 @@ def test_a_skipped_file_the_analysis_loads_is_parsed_once_per_content(
     (tmp_path / "main.py").write_text(main.replace("'x'", "'y'"))
     assert findings(tmp_path) == findings(tmp_path, cache=False)
     assert loaded == ["main.py", "main.py", "main.py"]  # after the edit, and without the cache
+
+
+def test_the_second_process_takes_half_the_code_not_half_the_functions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook's body is one function of hundreds of lines: the halves are balanced on
+    the size of the modules' stored code trees, known without decoding them."""
+    from evallint.pyflow import project
+
+    monkeypatch.setattr(project, "SPLIT_MIN_FUNCTIONS", 1)
+
+    def module(path: str, functions: int, tree: int) -> PythonFacts:
+        f = PythonFacts(path=path, kind="python", module=path[:-3], analyzed=True,
+                        function_names=frozenset(f"f{i}" for i in range(functions)))
+        f.__dict__["_tree"] = b"x" * tree
+        return f
+
+    facts = [module("big.py", 1, 9000), module("a.py", 6, 1000), module("b.py", 6, 1000),
+             module("c.py", 6, 1000)]
+    parts = [Part(paths={f.path}) for f in facts]
+    mine, theirs = project._split([0, 1, 2, 3], parts, facts)
+    assert {tuple(mine), tuple(theirs)} == {(0,), (1, 2, 3)}  # 9000 against 3000 bytes
+    for f in facts:  # a tree already decoded: functions are the measure again
+        f.__dict__.pop("_tree")
+    mine, theirs = project._split([0, 1, 2, 3], parts, facts)
+    assert sorted(mine + theirs) == [0, 1, 2, 3]
+    assert {tuple(mine), tuple(theirs)} != {(0,), (1, 2, 3)}  # 2 functions against 21

@@ -279,6 +279,14 @@ class PythonFacts(FileFacts):
                 return self.__dict__[name]
         raise AttributeError(name)
 
+    def stored_tree_size(self) -> int | None:
+        """The bytes the code tree is kept in until decoded (a pickle from a worker, or its
+        encoding from the cache): a measure of the work of interpreting the module, known
+        without decoding it. None once decoded without them, or when there is no tree."""
+        state = self.__dict__
+        blob = state.get("_tree", state.get(datacodec.LAZY_ATTR))
+        return len(blob) if isinstance(blob, bytes) else None
+
     def release_tree(self) -> None:
         """Drop the decoded code tree when what it was decoded from is still here (it is
         decoded again on the next use). The project analysis releases a module's tree once

@@ -229,8 +229,13 @@ SPLIT_MIN_FUNCTIONS = 150
 def _split(todo: list[int], parts: list[Part], facts: list[PythonFacts]
            ) -> tuple[list[int], list[int]]:
     """The parts to solve here and those for a second process: two halves of about equal
-    work (counted in functions), or all here when the smaller half would be small."""
-    size = {f.path: len(f.function_names) + 1 for f in facts}
+    work, or all here when the smaller half would be small (counted in functions). The work
+    is the size of the modules' stored code trees when every module has one (a notebook's
+    body is one function of hundreds of lines), else their number of functions."""
+    functions = {f.path: len(f.function_names) + 1 for f in facts}
+    trees = {f.path: f.stored_tree_size() for f in facts if f.analyzed}
+    by_tree = all(trees.get(p) is not None for i in todo for p in parts[i].paths)
+    size = {p: n for p, n in trees.items() if n is not None} if by_tree else functions
     weight = {i: sum(size.get(p, 1) for p in parts[i].paths) for i in todo}
     halves: tuple[list[int], list[int]] = ([], [])
     loads = [0, 0]
@@ -238,7 +243,8 @@ def _split(todo: list[int], parts: list[Part], facts: list[PythonFacts]
         side = 0 if loads[0] <= loads[1] else 1
         halves[side].append(i)
         loads[side] += weight[i]
-    if min(loads) < SPLIT_MIN_FUNCTIONS:
+    if min(sum(functions.get(p, 1) for i in half for p in parts[i].paths)
+           for half in halves) < SPLIT_MIN_FUNCTIONS:
         return todo, []
     return sorted(halves[0]), sorted(halves[1])
 
