@@ -58,13 +58,8 @@ def write_config(tree: Path, evallint: Path) -> None:
         hook("pre-commit alone", "true"),
     ]}]}
     (tree / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    _git(tree, "add", ".pre-commit-config.yaml")
-    _git(tree, "commit", "-qm", "hooks")
-
-
-def _git(tree: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(tree), "-c", "user.email=b@example.com", "-c",
-                    "user.name=bench", *args], check=True, capture_output=True)
+    bench_real.git(tree, "add", ".pre-commit-config.yaml")
+    bench_real.git(tree, "commit", "-qm", "hooks")
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -92,12 +87,12 @@ def bench_tree(tree: Path, runs: int, home: Path) -> dict[str, float]:
         return {}
     shutil.rmtree(tree / ".evallint_cache", ignore_errors=True)
     bench_real.append_edit(target, 0)
-    _git(tree, "add", str(target))
+    bench_real.git(tree, "add", str(target))
     first, _ = run_hook(tree, "cached", home)  # the cache is empty: it fills it
     times: dict[str, list[float]] = {h: [] for h in HOOKS}
     for n in range(1, runs + 1):
         bench_real.append_edit(target, n)
-        _git(tree, "add", str(target))
+        bench_real.git(tree, "add", str(target))
         for h in HOOKS:  # in turn, so that a slow spell falls on all three
             times[h].append(run_hook(tree, h, home)[0])
     return {"first": first, **{h: statistics.median(v) for h, v in times.items()}}

@@ -99,10 +99,15 @@ def export(mirror: Path, commit: str, dest: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(batch[at:at + size])
         at += size + 1
-    git = ["git", "-C", str(dest), "-c", "user.email=b@example.com", "-c", "user.name=bench"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "tree"], check=True)
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-qm", "tree")
+
+
+def git(tree: Path, *args: str) -> None:
+    """``git`` in ``tree`` as a bench user (no identity of the machine's needed)."""
+    subprocess.run(["git", "-C", str(tree), "-c", "user.email=b@example.com", "-c",
+                    "user.name=bench", *args], check=True, capture_output=True)
 
 
 def listed(tree: Path) -> list[tuple[str, str]]:

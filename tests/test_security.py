@@ -62,15 +62,6 @@ def drop_whole_runs(root: Path) -> None:
         shutil.rmtree(folder)
 
 
-def pack_records(pack: Path) -> dict[str, tuple[bytes, bytes]]:
-    """key -> (mac, payload) of every record in a pack file."""
-    return read_pack(pack)
-
-
-def write_pack(pack: Path, records: dict[str, tuple[bytes, bytes]]) -> None:
-    pack.write_bytes(pack_bytes(records))
-
-
 @pytest.fixture
 def dirty(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
@@ -105,7 +96,7 @@ def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
     for entry in entries(dirty):
         if entry.name.startswith("pack-"):
             store = Store(entry.parents[1], key, "")
-            for k, (_mac, payload) in pack_records(entry).items():
+            for k, (_mac, payload) in read_pack(entry).items():
                 facts, _findings, sups, deps = datacodec.decode(payload)
                 # the attacker drops the finding and signs the entry with their own key
                 store.put_encoded("files", k, datacodec.encode((facts, [], sups, deps)))
@@ -131,9 +122,9 @@ def test_an_entry_edited_without_the_key_is_a_miss(dirty: Path) -> None:
     check(dirty)
     drop_whole_runs(dirty)
     (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
-    ((k, (mac, payload)),) = pack_records(pack).items()
+    ((k, (mac, payload)),) = read_pack(pack).items()
     facts, _findings, sups, deps = datacodec.decode(payload)
-    write_pack(pack, {k: (mac, datacodec.encode((facts, [], sups, deps)))})
+    pack.write_bytes(pack_bytes({k: (mac, datacodec.encode((facts, [], sups, deps)))}))
     code, out, err = check(dirty)
     assert code == 1 and "EL102" in out and "from cache" not in err
 

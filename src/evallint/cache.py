@@ -19,6 +19,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -239,8 +240,8 @@ class Store:
             if pack is not None:
                 budget -= len(pack.index)
                 packs.append(pack)
-                for at in range(0, len(pack.index) - _RECORD + 1, _RECORD):
-                    index[pack.index[at:at + 64].decode("latin-1")] = (pack, at)
+                for key, at in pack.records():
+                    index[key] = (pack, at)
         self._index[namespace], self._packs[namespace] = index, packs
         return index
 
@@ -334,10 +335,10 @@ def read_pack(path: Path) -> dict[str, tuple[bytes, bytes]]:
         return {}
     try:
         out: dict[str, tuple[bytes, bytes]] = {}
-        for at in range(0, len(pack.index) - _RECORD + 1, _RECORD):
+        for key, at in pack.records():
             found = pack.record(at)
             if found is not None:
-                out[pack.index[at:at + 64].decode("latin-1")] = found
+                out[key] = found
         return out
     finally:
         pack.close()
@@ -386,6 +387,11 @@ class _Pack:
             pass
         os.close(fd)
         return None
+
+    def records(self) -> Iterator[tuple[str, int]]:
+        """Each record's key and where the record starts in the index."""
+        for at in range(0, len(self.index) - _RECORD + 1, _RECORD):
+            yield self.index[at:at + 64].decode("latin-1"), at
 
     def length(self, at: int) -> int:
         """The payload length the record at ``at`` claims (-1: malformed)."""
