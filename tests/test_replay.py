@@ -217,3 +217,82 @@ def test_a_record_does_not_hold_when_a_callee_summary_differs(tmp_path: Path) ->
     assert replay.replay(stub, ("a.py", "f"), mod) is not None  # type: ignore[arg-type]
     stub.summaries[("b.py", "g")] = Summary(llm=True, n_llm=1)
     assert replay.replay(stub, ("a.py", "f"), mod) is None  # type: ignore[arg-type]
+
+
+# A dspy program whose modules run on the model ``dspy.configure`` sets in another file, which
+# the program never imports: the model reaches it through the project-wide state only.
+SETUP_LM = 'import dspy\n\ndspy.configure(lm=dspy.LM("openai/gpt-4o-mini"))\n'
+PROGRAM = '''\
+import dspy
+
+
+class Check(dspy.Signature):
+    """Assess whether the solution solves the problem."""
+
+    problem: str = dspy.InputField()
+    solution: str = dspy.InputField()
+    correct: bool = dspy.OutputField()
+
+
+class SolveAndCheck(dspy.Module):
+    def __init__(self):
+        super().__init__()
+        self.solver = dspy.Predict("problem -> solution")
+        self.assess = dspy.Predict(Check)
+
+    def forward(self, problem):
+        attempt = self.solver(problem=problem)
+        check = self.assess(problem=problem, solution=attempt.solution)
+        return check.correct
+'''
+
+
+@pytest.fixture
+def dspy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    write_files(tmp_path, {"setup_lm.py": SETUP_LM, "program.py": PROGRAM})
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_run_that_met_llm_values_is_replayed_in_the_state_it_began_in(
+        dspy_project: Path, interpreted: list[tuple[str, str]]) -> None:
+    first = findings(dspy_project)
+    assert first == [("EL301", "program.py", 20)]  # both on the configured model
+    assert ("program.py", "SolveAndCheck.forward") in interpreted
+    interpreted.clear()
+    # the configuring module changes, the model it sets does not: same state, same changes
+    with (dspy_project / "setup_lm.py").open("a") as fh:
+        fh.write("\nDONE = True\n")
+    assert findings(dspy_project) == first
+    assert ("setup_lm.py", "<module>") in interpreted
+    assert not [k for k in interpreted if k[0] == "program.py"]
+
+
+def test_a_run_that_met_llm_values_runs_again_when_the_state_it_began_in_differs(
+        dspy_project: Path, interpreted: list[tuple[str, str]]) -> None:
+    assert findings(dspy_project) == [("EL301", "program.py", 20)]
+    interpreted.clear()
+    # no model configured any more: program.py is unchanged and reads nothing that changed
+    # but the project-wide state (a replay from there would keep the finding)
+    (dspy_project / "setup_lm.py").write_text('import dspy\n\nprint("no model")\n')
+    edited = findings(dspy_project)
+    assert ("program.py", "SolveAndCheck.forward") in interpreted
+    assert edited == findings(dspy_project, cache=False) == []
+
+
+def test_a_function_run_quiet_then_with_llm_values_is_replayed_both_times(
+        project: Path, interpreted: list[tuple[str, str]]) -> None:
+    # loop.py's module body runs first quiet (what it calls is not summarised yet), then
+    # again on the chat object llm_call() makes: a record of each run is kept
+    (project / "llm.py").write_text(
+        "from langchain_openai import ChatOpenAI\n\n\ndef llm_call(prompt):\n"
+        "    return ChatOpenAI(model='gpt-4o').invoke(prompt).content\n")
+    first = findings(project)
+    assert interpreted.count(("loop.py", "<module>")) > 1
+    interpreted.clear()
+    with (project / "deep.py").open("a") as fh:
+        fh.write("\nDONE = True\n")
+    edited = findings(project)
+    assert ("deep.py", "tidy") in interpreted
+    assert ("loop.py", "<module>") not in interpreted
+    assert edited == findings(project, cache=False) == first

@@ -10,12 +10,16 @@ that the checks in ``evallint/checks/python_*.py`` turn into findings.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import Any
 
+from evallint import datacodec
 from evallint.config import Config
 from evallint.pyflow import frameworks, llmcalls
 from evallint.pyflow.callroles import own_role
@@ -64,6 +68,8 @@ class Analysis:
         self._callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
         # functions whose last run was quiet (``Interp.touched``), with the epoch it began at
         self._quiet: dict[tuple[str, str], tuple[int, bool]] = {}
+        # functions whose last run met LLM values or changed the state, recorded or replayed
+        self._bound: set[tuple[str, str]] = set()
         self.skipped = (list(part.skipped) if part is not None else
                         [f for f in facts if not f.analyzed and f.imported])
         self.load = load
@@ -89,9 +95,62 @@ class Analysis:
         # framework -> the model set for it as a whole (``dspy.configure(lm=...)``)
         self.ambient: dict[str, tuple[str | None, str]] = {}
         self.result = Result()
+        # The project-wide state above (but ``result``) changes only through ``set_state``,
+        # ``add_state`` and ``set_genctx``, each change journaled: ``chain`` digests every
+        # change so far, in order, and so names the state a run starts from (a run that met
+        # LLM values is replayed only from the same state, see :mod:`evallint.pyflow.replay`).
+        self.chain = ""
+        self._ops: list[Op] | None = None  # the changes of the run being recorded
         self.replay = replay
         if replay is not None:
             replay.use(self.tables)
+
+    # ------------------------------------------------------------------ project-wide state
+
+    def set_state(self, table: str, key: Any, value: Any, keep: bool = False) -> None:
+        """``table[key] = value`` in one of the state's dicts (``chats``, ``framework``,
+        ``structural``, ``fw_objects``, ``fw_runs``, ``ambient``); ``keep``: only when ``key``
+        is new. A write that changes nothing is no change."""
+        store: dict[Any, Any] = getattr(self, table)
+        old = store.get(key, _MISSING)
+        if old is not _MISSING and (keep or old == value):
+            return
+        store[key] = value
+        self._journal((table, key, value))
+
+    def add_state(self, table: str, keys: Iterable[tuple[str, str, int]]) -> None:
+        """Call keys into one of the state's sets (``scored``, ``self_fed``)."""
+        store: set[tuple[str, str, int]] = getattr(self, table)
+        for key in sorted(set(keys) - store):  # (in an order that is the same every time)
+            store.add(key)
+            self._journal((table, key, True))
+
+    def set_genctx(self, path: str, name: str, label: L) -> None:
+        """Module-level ``name`` of module ``path`` is given to a generator as context."""
+        names = self.genctx.setdefault(path, {})
+        if names.get(name) == label:
+            return
+        names[name] = label
+        self._journal(("genctx", (path, name), label))
+
+    def apply(self, op: Op) -> None:
+        """A change a recorded run made, made again."""
+        table, key, value = op
+        if table == "genctx":
+            self.set_genctx(key[0], key[1], value)
+        elif table in ("scored", "self_fed"):
+            self.add_state(table, (key,))
+        else:
+            self.set_state(table, key, value)
+
+    def _journal(self, op: Op) -> None:
+        if self._ops is not None:
+            self._ops.append(op)
+        try:
+            data = datacodec.encode(op)
+        except datacodec.CodecError:  # (never expected) a chain no record can match
+            data = os.urandom(16)
+        self.chain = hashlib.blake2b(self.chain.encode() + data, digest_size=16).hexdigest()
 
     # ------------------------------------------------------------------ relevance
 
@@ -264,6 +323,10 @@ class Analysis:
         """The functions whose last run in the fixpoint met no LLM value."""
         return self._quiet.keys()
 
+    def recorded_keys(self) -> set[tuple[str, str]]:
+        """The functions whose last run in the fixpoint can be replayed in the next solve."""
+        return set(self._quiet) | self._bound
+
     def _epoch(self, path: str) -> tuple[int, bool]:
         """The project-wide state a function of module ``path`` without LLM values reads: its
         own module's generator-context names (``Interp.read``), and whether any chat object
@@ -280,16 +343,6 @@ class Analysis:
         names = self.genctx.get(path)
         return (tuple(sorted(names)) if names else (), bool(self.chats),
                 bool(self.fw_objects), bool(self.fw_runs))
-
-    def _state(self, path: str) -> tuple[object, ...]:
-        """What a run of a function of module ``path`` may have added to the project-wide
-        state (generator-context names only ever go to the function's own module): a run
-        that changes it is not replayed (a replay does only what its summary says)."""
-        r = self.result
-        return (len(self.chats), len(self.framework), len(self.structural), len(self.self_fed),
-                len(self.scored), len(self.fw_objects), len(self.fw_runs),
-                tuple(self.ambient.items()), len(self.genctx.get(path) or ()),
-                len(r.calls), len(r.flows), len(r.loops), len(r.events))
 
     def _fixpoint(self) -> None:
         """A worklist over the call graph: a function is re-run when a callee's summary
@@ -312,10 +365,23 @@ class Analysis:
                 continue
             mod = funcs[key]
             epoch = self._epoch(mod.path)
-            replayed = rep.replay(self, key, mod) if rep is not None and runs[key] < 8 else None
+            replayed = (rep.replay(self, key, mod, runs[key]) if rep is not None and runs[key] < 8
+                        else None)
             if replayed is not None:
                 new, deps = replayed.summary, set(replayed.deps)
-                self._quiet[key] = epoch
+                if replayed.bound:  # its changes to the state again, in the same order
+                    for op in replayed.ops:
+                        self.apply(op)
+                    self._bound.add(key)
+                    if replayed.structural and key not in queued:
+                        queue.append(key)
+                        queued.add(key)
+                else:
+                    self._bound.discard(key)
+                if replayed.touched:
+                    self._quiet.pop(key, None)
+                else:
+                    self._quiet[key] = epoch
             else:
                 new, deps = self._interpret(key, mod, mod.facts.functions[key[1]], queue,
                                             queued, epoch, runs[key])
@@ -341,28 +407,38 @@ class Analysis:
                    queue: deque[tuple[str, str]], queued: set[tuple[str, str]],
                    epoch: tuple[int, bool], run: int) -> tuple[Summary, set[tuple[str, str]]]:
         """One run of ``key`` in the fixpoint: its summary and the functions whose summaries
-        it read. A quiet run is recorded for the next solve when ``replay`` is on."""
+        it read. The run is recorded for the next solve when ``replay`` is on (but the last
+        run of the eight a function may have)."""
         rep = self.replay
         interp = Interp(self, mod, fn, report=False)
+        self._bound.discard(key)
         if rep is None:
             new = interp.run()
         else:
-            before, quiet_epoch, prev = (self._state(mod.path), self.quiet_epoch(mod.path),
-                                         interp.prev_n)
+            quiet_epoch, prev, chain = self.quiet_epoch(mod.path), interp.prev_n, self.chain
+            own = (self.summaries.get(key) or _EMPTY_SUMMARY).signature()
             trace: set[Lookup] = set()
-            self.tables.trace = trace
+            ops: list[Op] = []
+            self.tables.trace, self._ops = trace, ops
             try:
                 new = interp.run()
             finally:
-                self.tables.trace = None
-            if interp.touched or run == 8 or self._state(mod.path) != before:
+                self.tables.trace, self._ops = None, None
+            if run == 8:
                 rep.forget(key)
             else:
+                # A quiet run holds in any state with the same epoch; one that met LLM values
+                # or changed the state, only in the very state it began in.
+                bound = interp.touched or bool(ops)
                 deps = tuple(sorted(interp.deps))
                 rep.record(key, QuietRun(
                     quiet_epoch, prev, (), deps,
                     tuple((self.summaries.get(d) or _EMPTY_SUMMARY).signature() for d in deps),
-                    new, self._callee_names(mod, fn)), trace)
+                    new, self._callee_names(mod, fn), bound, interp.touched,
+                    chain if bound else "", own if bound else (), tuple(ops),
+                    interp.structural), trace, run)
+                if bound:
+                    self._bound.add(key)
         if interp.structural and key not in queued:  # its calls' roles changed: again
             queue.append(key)
             queued.add(key)
@@ -537,6 +613,9 @@ class Analysis:
 
 
 _EMPTY_SUMMARY = Summary()
+_MISSING = object()
+# A change to the project-wide state: (table, key, value); see ``Analysis.apply``.
+Op = tuple[str, Any, Any]
 
 
 @lru_cache(maxsize=16)

@@ -31,7 +31,7 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
     if any(lb.origin is not None and lb.origin.key == origin.key
            and lb.kind in ("gen", "llm", "ans", "judge")
            for labels in inputs.values() for lb in labels):
-        it.an.self_fed.add(origin.key)
+        it.an.add_state("self_fed", (origin.key,))
     if (role is not Role.EVALUATOR or origin.key in it.an.structural) and not any(
             lb.kind == "genctx" for labels in inputs.values() for lb in labels):
         src = next((lb.origin for labels in inputs.values() for lb in labels
@@ -43,7 +43,7 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
     it.called.add(r)
     it.call_roles.add(role)
     if role is Role.EVALUATOR and any(SCORE_ASKED in labels for labels in inputs.values()):
-        it.an.scored.add(origin.key)
+        it.an.add_state("scored", (origin.key,))
     for lid in it.loop_stack:
         gen, ev = it.loop_roles[lid]
         (ev if role is Role.EVALUATOR else gen).append(c.pos)

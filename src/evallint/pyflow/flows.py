@@ -61,7 +61,7 @@ def genctx_label(it: Interp, c: CallIR, name: str, what: str) -> None:
     if name in it.labels or name in it.fn.locals:
         it.labels[name] = it.labels.get(name, frozenset()) | {L("genctx", o, name=name)}
     else:
-        it.genctx_globals[name] = L("genctx", o, name=name)
+        it.an.set_genctx(it.path, name, L("genctx", o, name=name))
 
 
 def mark_system_slot(it: Interp, c: CallIR, messages: list[Val]) -> None:

@@ -149,8 +149,8 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
     key = (mod_path, fn_name, c.id)
     an = it.an
     if key not in an.chats:
-        an.chats[key] = _object_model(it, c, framework, kind)
-        an.fw_objects[key] = _describe(it, c, framework, kind)
+        an.set_state("chats", key, _object_model(it, c, framework, kind))
+        an.set_state("fw_objects", key, _describe(it, c, framework, kind))
     if framework == "pydantic_evals" and key[:2] == (it.path, it.fn.name):
         _llm_judge(it, c, key)  # an effective call, on every pass as any other call
     if framework == "mcp_agent" and key[:2] == (it.path, it.fn.name):
@@ -379,8 +379,8 @@ def configure(it: Interp, framework: str, c: CallIR) -> None:
     model, how = _model_in(it, val)
     if model is not None:
         at = where(it.path, c.pos)
-        it.an.ambient[framework] = (model, f"{how + ', ' if how else ''}set as the ambient "
-                                           f"model at {at}")
+        it.an.set_state("ambient", framework, (
+            model, f"{how + ', ' if how else ''}set as the ambient model at {at}"))
 
 
 def set_lm(it: Interp, chats: list[L], lm: Val) -> None:
@@ -390,8 +390,9 @@ def set_lm(it: Interp, chats: list[L], lm: Val) -> None:
         return
     for lb in chats:
         if lb.origin is not None and it.an.fw_objects[lb.origin.key].framework == "dspy":
-            it.an.chats[lb.origin.key] = (model[0], f"{model[1] + ', ' if model[1] else ''}set "
-                                          f"with `set_lm()` at {where(it.path, it.cur)}")
+            it.an.set_state("chats", lb.origin.key, (
+                model[0], f"{model[1] + ', ' if model[1] else ''}set with `set_lm()` at "
+                          f"{where(it.path, it.cur)}"))
 
 
 def _dspy_context(it: Interp, run: CallIR) -> tuple[str | None, str] | None:
@@ -454,7 +455,7 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     it.summary.count_call(structured, reasoning, model, model_where)
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id), reasoning,
                     chat.origin if chat.origin is not ctor else None)
-    an.fw_runs[origin.key] = info.framework
+    an.set_state("fw_runs", origin.key, info.framework)
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, info.tools,
                      origin, own_role=False, obj=ctor)
     if role is Role.EVALUATOR:

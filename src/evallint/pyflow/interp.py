@@ -395,9 +395,9 @@ class Interp:
                     o.key in self.an.structural or o.key in self.an.self_fed:
                 continue
             src = self.fed[o.key]
-            self.an.structural[o.key] = (
+            self.an.set_state("structural", o.key, (
                 f"its input holds the output of the LLM call at {where(src.path, src.pos)} and "
-                f"its result {how} ({where(self.path, pos)})")
+                f"its result {how} ({where(self.path, pos)})"))
             self.structural = True
             self.touched = True
 
@@ -428,7 +428,7 @@ class Interp:
             out.add(lb)
             if lb.kind == "judge" and lb.origin is not None and {
                     t for r in low for t in name_tokens(r)} & SCORE_KEYS:
-                self.an.scored.update(chain_keys(lb.origin))
+                self.an.add_state("scored", chain_keys(lb.origin))
             if lb.kind == "judge" and set(low) & PASS_KEYS:
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out

@@ -292,7 +292,7 @@ def sdk_call(it: Interp, c: CallIR, sdk: str, args: list[frozenset[L]],
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id),
                     reasoning)
     if has_score:
-        it.an.scored.add(origin.key)
+        it.an.add_state("scored", (origin.key,))
     effective.record(it, c, c.func, role, evidence, inputs, shown[0], shown[1], tools, origin,
                      own_role=False)
     if c.func.endswith("batches.create"):
@@ -313,7 +313,7 @@ def chat_object(it: Interp, c: CallIR, mod: Module, fn: FunctionIR,
     if key not in it.an.chats:
         val = c.kw("model") or c.kw("model_name") or (c.args[0] if c.args else None)
         found = it.an.resolve_ref(val.ref, mod, fn.cls) if val is not None else (None, "")
-        it.an.chats[key] = found if found[0] is not None else model_of(val)
+        it.an.set_state("chats", key, found if found[0] is not None else model_of(val))
     what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
     return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
 
@@ -329,8 +329,8 @@ def framework_object(it: Interp, c: CallIR, framework: str) -> frozenset[L]:
             for sc in it.calls_in(v):
                 if sc.func.rsplit(".", 1)[-1] in FRAMEWORK_SETTINGS and sc.kw("model"):
                     model = callmodels.model_of_val(it, sc.kw("model"))
-        it.an.chats[key] = model
-        it.an.framework[key] = framework
+        it.an.set_state("chats", key, model)
+        it.an.set_state("framework", key, framework)
     what = f"the {framework} `{c.func.rsplit('.', 1)[-1]}` evaluator"
     return frozenset({L("chat", Origin(it.path, c.pos, what, key))})
 
@@ -343,9 +343,9 @@ def chat_bound(it: Interp, c: CallIR, chats: list[L], mod: Module, fn: FunctionI
     out: set[L] = set()
     for lb in chats:
         assert lb.origin is not None
-        it.an.chats.setdefault(key, it.an.chats.get(lb.origin.key, (None, "")))
+        it.an.set_state("chats", key, it.an.chats.get(lb.origin.key, (None, "")), keep=True)
         if structured and it.an.chat_schema_scored(mod, c.args[:1]):
-            it.an.scored.add(key)
+            it.an.add_state("scored", (key,))
         o = Origin(mod.path, c.pos, lb.origin.what, key, (), lb.origin)
         out.add(L("chat", o, flag=lb.flag or structured))
     return frozenset(out)
@@ -379,7 +379,7 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id),
                     reasoning, chat.origin if chat.origin is not ctor else None)
     if role is Role.EVALUATOR and any(k in it.an.scored for k in chain_keys(chat.origin)):
-        it.an.scored.add(origin.key)
+        it.an.add_state("scored", (origin.key,))
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin,
                      own_role=False, obj=ctor)
     if role is Role.EVALUATOR:

@@ -154,7 +154,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
                 an = Analysis(facts, project.config, extract, load=load, part=parts[i],
                               tables=(tables, relevant), replay=replay)
                 res = an.run()
-                out.append((res, replay.memos(an.quiet_keys()) if replay else {}))
+                out.append((res, replay.memos(an.recorded_keys()) if replay else {}))
                 if n == len(which) - 1:
                     break  # the peak is behind: later readers (EL501's graphs) keep them
                 for f in done_after.get(n, ()):  # decoded again if anything needs them

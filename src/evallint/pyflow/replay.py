@@ -1,4 +1,4 @@
-"""Quiet function runs, remembered from one solve of a part to the next.
+"""Function runs, remembered from one solve of a part to the next.
 
 Most functions of a part meet no LLM value when interpreted (926 of 1,104 runs in a large
 evaluation library): their summary says only what they pass from parameters to their result,
@@ -17,10 +17,16 @@ A quiet run is therefore recorded with everything it read that could differ in a
 
 When the part is solved again, a function whose record still holds in the state of the solve
 at the moment it is due to run gets its recorded summary without being interpreted: every
-input of the interpretation is the same, so its result would be. Anything else, or a run that
-touched an LLM value or changed project-wide state, is interpreted as before. The records are
-kept per module in the result cache, under the module's digest; only the modules whose
-records changed are written again.
+input of the interpretation is the same, so its result would be.
+
+A run that met LLM values, or changed the project-wide state, may read any of that state. It
+is recorded *bound*: with ``Analysis.chain`` when it began (a digest of every change made to
+the state so far in the solve, in order) and the changes it made, as the k-th run of its
+function. In the next solve its k-th run replays it, making the same changes again, only at
+the same chain: then the state is the very same. An edit that changes what the state holds
+(another model configured, a call moved) therefore runs again everything after the first
+change. The records are kept per module in the result cache, under the module's digest;
+only the modules whose records changed are written again.
 """
 
 from __future__ import annotations
@@ -43,7 +49,9 @@ _EMPTY = Summary()
 
 @dataclass
 class QuietRun:
-    """What one quiet run of a function read, and the summary it produced."""
+    """What one run of a function read, and the summary it produced; for a run that met LLM
+    values (``touched``) or changed the project-wide state, also the state it began in and
+    the changes it made (``bound``: it holds only in that very state)."""
 
     epoch: Epoch
     prev_n: int  # LLM calls of the function's previous summary in that solve
@@ -52,6 +60,12 @@ class QuietRun:
     dep_sigs: tuple[tuple[object, ...], ...]  # each dependency's summary signature, as read
     summary: Summary
     callees: tuple[str, ...] = ()  # what its calls resolve to without labels, in order
+    bound: bool = False
+    touched: bool = False  # met LLM values: the reporting pass runs the function
+    chain: str = ""  # ``Analysis.chain`` when it began: the whole project-wide state
+    own: tuple[object, ...] = ()  # the signature of its own summary when it began
+    ops: tuple[tuple[str, object, object], ...] = ()  # its changes to the state, in order
+    structural: bool = False  # it found an evaluator by structure (it runs again)
 
 
 @dataclass
@@ -62,7 +76,8 @@ class QuietMemo:
     digest: str  # the module's text digest
     digests: dict[str, str] = field(default_factory=dict)  # modules the lookups found
     lookups: list[Lookup] = field(default_factory=list)
-    runs: dict[str, QuietRun] = field(default_factory=dict)  # function name -> run
+    # function name -> its last run, when quiet; ``name#k`` -> its k-th run, when bound
+    runs: dict[str, QuietRun] = field(default_factory=dict)
 
 
 # A module's stored records, by path and text digest (None: none stored).
@@ -102,21 +117,32 @@ class Replay:
     def callees(self, key: FuncKey) -> tuple[str, ...] | None:
         """The recorded static callees of ``key`` (its module is unchanged), or None."""
         old = self._memo(key[0])
-        run = old.runs.get(key[1]) if old is not None else None
+        if old is None:
+            return None
+        run = old.runs.get(key[1]) or old.runs.get(f"{key[1]}#1")
         return run.callees if run is not None else None
 
     # ------------------------------------------------------------------ replaying
 
-    def replay(self, an: Analysis, key: FuncKey, mod: Module) -> QuietRun | None:
-        """The recorded run of ``key`` when all it read is as it was, else None."""
+    def replay(self, an: Analysis, key: FuncKey, mod: Module, nth: int = 1) -> QuietRun | None:
+        """The recorded run of ``key`` (its ``nth`` in this solve) when all it read is as it
+        was, else None. A bound run is the ``nth`` of the last solve, which began in the same
+        state if the solve has gone the same way so far; a quiet run, the last one."""
         old = self._memo(mod.path)
-        run = old.runs.get(key[1]) if old is not None else None
-        if run is None or old is None:
+        if old is None:
             return None
-        if run.epoch != an.quiet_epoch(mod.path):
+        name = f"{key[1]}#{nth}"
+        run = old.runs.get(name)
+        if run is None or run.chain != an.chain:
+            name = key[1]
+            run = old.runs.get(name)
+        if run is None:
             return None
         prev = an.summaries.get(key)
-        if (prev.n_llm if prev else 0) != run.prev_n:
+        if run.bound:
+            if run.chain != an.chain or (prev or _EMPTY).signature() != run.own:
+                return None
+        elif run.epoch != an.quiet_epoch(mod.path) or (prev.n_llm if prev else 0) != run.prev_n:
             return None
         for i in run.reads:
             ok = self._checked.get((mod.path, i))
@@ -127,7 +153,7 @@ class Replay:
         for dep, sig in zip(run.deps, run.dep_sigs, strict=True):
             if (an.summaries.get(dep) or _EMPTY).signature() != sig:
                 return None
-        self._runs.setdefault(mod.path, {})[key[1]] = (
+        self._runs.setdefault(mod.path, {})[name] = (
             run, tuple(old.lookups[i] for i in run.reads))
         return run
 
@@ -143,9 +169,12 @@ class Replay:
 
     # ------------------------------------------------------------------ recording
 
-    def record(self, key: FuncKey, run: QuietRun, trace: Iterable[Lookup]) -> None:
-        """``run`` of ``key`` was quiet; ``trace``: the lookups it made."""
-        self._runs.setdefault(key[0], {})[key[1]] = (run, tuple(sorted(trace)))
+    def record(self, key: FuncKey, run: QuietRun, trace: Iterable[Lookup],
+               nth: int = 1) -> None:
+        """``run``, the ``nth`` of ``key`` in this solve; ``trace``: the lookups it made."""
+        # (a quiet run recorded earlier stays: what it read is checked as for any other)
+        mine = self._runs.setdefault(key[0], {})
+        mine[f"{key[1]}#{nth}" if run.bound else key[1]] = (run, tuple(sorted(trace)))
         self._dirty.add(key[0])
 
     def forget(self, key: FuncKey) -> None:
@@ -158,10 +187,10 @@ class Replay:
     def memos(self, quiet: Iterable[FuncKey]) -> dict[str, QuietMemo]:
         """The records of the modules whose records changed in this solve, each holding the
         functions whose last run was quiet."""
-        keep: dict[str, list[str]] = {}
+        keep: dict[str, set[str]] = {}
         for path, name in quiet:
             if path in self._dirty:
-                keep.setdefault(path, []).append(name)
+                keep.setdefault(path, set()).add(name)
         out: dict[str, QuietMemo] = {}
         for path, names in keep.items():
             digest = self._digests.get(path, "")
@@ -170,8 +199,8 @@ class Replay:
                 continue
             memo = QuietMemo(self.names, digest)
             index: dict[Lookup, int] = {}
-            for name in sorted(names):
-                if name not in runs:
+            for name in sorted(runs):
+                if name.partition("#")[0] not in names:
                     continue
                 run, lookups = runs[name]
                 reads = []
