@@ -222,29 +222,17 @@ def test_a_record_does_not_hold_when_a_callee_summary_differs(tmp_path: Path) ->
 # A dspy program whose modules run on the model ``dspy.configure`` sets in another file, which
 # the program never imports: the model reaches it through the project-wide state only.
 SETUP_LM = 'import dspy\n\ndspy.configure(lm=dspy.LM("openai/gpt-4o-mini"))\n'
-PROGRAM = '''\
+PROGRAM = """\
 import dspy
 
-
-class Check(dspy.Signature):
-    """Assess whether the solution solves the problem."""
-
-    problem: str = dspy.InputField()
-    solution: str = dspy.InputField()
-    correct: bool = dspy.OutputField()
+solve = dspy.Predict("problem -> solution")
+grade = dspy.Predict("problem, solution -> correct: bool")
 
 
-class SolveAndCheck(dspy.Module):
-    def __init__(self):
-        super().__init__()
-        self.solver = dspy.Predict("problem -> solution")
-        self.assess = dspy.Predict(Check)
-
-    def forward(self, problem):
-        attempt = self.solver(problem=problem)
-        check = self.assess(problem=problem, solution=attempt.solution)
-        return check.correct
-'''
+def pipeline(problem):
+    attempt = solve(problem=problem)
+    return grade(problem=problem, solution=attempt.solution).correct
+"""
 
 
 @pytest.fixture
@@ -257,8 +245,8 @@ def dspy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_run_that_met_llm_values_is_replayed_in_the_state_it_began_in(
         dspy_project: Path, interpreted: list[tuple[str, str]]) -> None:
     first = findings(dspy_project)
-    assert first == [("EL301", "program.py", 20)]  # both on the configured model
-    assert ("program.py", "SolveAndCheck.forward") in interpreted
+    assert first == [("EL301", "program.py", 9)]  # both on the configured model
+    assert ("program.py", "pipeline") in interpreted
     interpreted.clear()
     # the configuring module changes, the model it sets does not: same state, same changes
     with (dspy_project / "setup_lm.py").open("a") as fh:
@@ -270,13 +258,13 @@ def test_a_run_that_met_llm_values_is_replayed_in_the_state_it_began_in(
 
 def test_a_run_that_met_llm_values_runs_again_when_the_state_it_began_in_differs(
         dspy_project: Path, interpreted: list[tuple[str, str]]) -> None:
-    assert findings(dspy_project) == [("EL301", "program.py", 20)]
+    assert findings(dspy_project) == [("EL301", "program.py", 9)]
     interpreted.clear()
     # no model configured any more: program.py is unchanged and reads nothing that changed
     # but the project-wide state (a replay from there would keep the finding)
     (dspy_project / "setup_lm.py").write_text('import dspy\n\nprint("no model")\n')
     edited = findings(dspy_project)
-    assert ("program.py", "SolveAndCheck.forward") in interpreted
+    assert ("program.py", "pipeline") in interpreted
     assert edited == findings(dspy_project, cache=False) == []
 
 
