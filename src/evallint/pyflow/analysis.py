@@ -319,10 +319,6 @@ class Analysis:
         self._dedupe()
         return self.result
 
-    def quiet_keys(self) -> Iterable[tuple[str, str]]:
-        """The functions whose last run in the fixpoint met no LLM value."""
-        return self._quiet.keys()
-
     def recorded_keys(self) -> set[tuple[str, str]]:
         """The functions whose last run in the fixpoint can be replayed in the next solve."""
         return set(self._quiet) | self._bound
