@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evallint import datacodec
-from evallint.pyflow import analysis
+from evallint.pyflow import analysis, interp
 from evallint.pyflow.replay import QuietMemo, QuietRun, Replay
 from evallint.pyflow.summaries import Summary, Tables
 from tests.conftest import write_files
@@ -236,6 +236,21 @@ def pipeline(problem):
 
 
 @pytest.fixture
+def reported(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The functions whose reporting runs are interpreted (not replayed)."""
+    seen: list[tuple[str, str]] = []
+    real = interp.Interp.run
+
+    def spy(self: interp.Interp) -> Summary:
+        if self.report:
+            seen.append((self.path, self.fn.name))
+        return real(self)
+
+    monkeypatch.setattr(interp.Interp, "run", spy)
+    return seen
+
+
+@pytest.fixture
 def dspy_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_files(tmp_path, {"setup_lm.py": SETUP_LM, "program.py": PROGRAM})
     monkeypatch.chdir(tmp_path)
@@ -254,6 +269,20 @@ def test_a_run_that_met_llm_values_is_replayed_in_the_state_it_began_in(
     assert findings(dspy_project) == first
     assert ("setup_lm.py", "<module>") in interpreted
     assert not [k for k in interpreted if k[0] == "program.py"]
+
+
+def test_a_reporting_run_is_replayed_with_the_events_it_reported(
+        dspy_project: Path, reported: list[tuple[str, str]]) -> None:
+    first = findings(dspy_project)
+    assert ("program.py", "pipeline") in reported
+    reported.clear()
+    with (dspy_project / "setup_lm.py").open("a") as fh:
+        fh.write("\nDONE = True\n")
+    assert findings(dspy_project) == first == [("EL301", "program.py", 9)]  # its calls, again
+    assert not [k for k in reported if k[0] == "program.py"]
+    (dspy_project / "setup_lm.py").write_text('import dspy\n\nprint("no model")\n')
+    assert findings(dspy_project) == []
+    assert ("program.py", "pipeline") in reported  # another state: reported again
 
 
 def test_a_run_that_met_llm_values_runs_again_when_the_state_it_began_in_differs(

@@ -29,7 +29,7 @@ from evallint.pyflow.ir import FunctionIR, PythonFacts, Ref, Val
 from evallint.pyflow.parts import Part, relevant_modules
 from evallint.pyflow.providers import CHAT_BIND, chat_ctor
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
-from evallint.pyflow.replay import Epoch, QuietRun, Replay
+from evallint.pyflow.replay import REPORT, Epoch, QuietRun, Replay
 from evallint.pyflow.results import LoopEvent, Result
 from evallint.pyflow.summaries import L, Lookup, Module, Summary, Tables
 from evallint.roles import Role
@@ -133,10 +133,18 @@ class Analysis:
         names[name] = label
         self._journal(("genctx", (path, name), label))
 
+    def add_result(self, kind: str, event: object) -> None:
+        """One more of the reporting pass's events (``calls``, ``flows``, ``loops``,
+        ``events`` of ``result``): later reporting runs read them too."""
+        getattr(self.result, kind).append(event)
+        self._journal(("result", kind, event))
+
     def apply(self, op: Op) -> None:
         """A change a recorded run made, made again."""
         table, key, value = op
-        if table == "genctx":
+        if table == "result":
+            self.add_result(key, value)
+        elif table == "genctx":
             self.set_genctx(key[0], key[1], value)
         elif table in ("scored", "self_fed"):
             self.add_state(table, (key,))
@@ -146,6 +154,8 @@ class Analysis:
     def _journal(self, op: Op) -> None:
         if self._ops is not None:
             self._ops.append(op)
+        if self.replay is None:  # nothing is recorded or replayed: no chain to keep
+            return
         try:
             data = datacodec.encode(op)
         except datacodec.CodecError:  # (never expected) a chain no record can match
@@ -315,9 +325,38 @@ class Analysis:
                 continue
             for name in mod.facts.function_order:  # (a run may change the epoch)
                 if self._quiet.get((mod.path, name)) != self._epoch(mod.path):
-                    Interp(self, mod, mod.facts.functions[name], report=True).run()
+                    self._report(mod, name)
         self._dedupe()
         return self.result
+
+    def _report(self, mod: Module, name: str) -> None:
+        """The reporting run of function ``name``: replayed from the last solve when it
+        begins in the same state (``chain``: the fixpoint and the reporting runs before it
+        went the same way) and what it read holds, else interpreted and recorded."""
+        key = (mod.path, name)
+        rep = self.replay
+        if rep is None:
+            Interp(self, mod, mod.facts.functions[name], report=True).run()
+            return
+        replayed = rep.replay(self, key, mod, REPORT)
+        if replayed is not None:
+            for op in replayed.ops:
+                self.apply(op)
+            return
+        interp = Interp(self, mod, mod.facts.functions[name], report=True)
+        chain, own = self.chain, (self.summaries.get(key) or _EMPTY_SUMMARY).signature()
+        trace: set[Lookup] = set()
+        ops: list[Op] = []
+        self.tables.trace, self._ops = trace, ops
+        try:
+            interp.run()
+        finally:
+            self.tables.trace, self._ops = None, None
+        deps = tuple(sorted(interp.deps))
+        rep.record(key, QuietRun(
+            self.quiet_epoch(mod.path), interp.prev_n, (), deps,
+            tuple((self.summaries.get(d) or _EMPTY_SUMMARY).signature() for d in deps),
+            _EMPTY_SUMMARY, (), True, True, chain, own, tuple(ops)), trace, REPORT)
 
     def recorded_keys(self) -> set[tuple[str, str]]:
         """The functions whose last run in the fixpoint can be replayed in the next solve."""

@@ -53,7 +53,7 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
                       if lb.origin is not None and (lb.kind in ("gen", "llm", "ans") or (
                           lb.kind == "genctx" and lb.origin.key in it.an.fw_runs)))
         model_pos = c.pos
-        it.an.result.calls.append(LLMCall(
+        it.an.add_result("calls", LLMCall(
             it.path, it.fn.name, c.pos, callee, role, evidence, model, model_where,
             model_pos, tools, reach, own_role, origin, obj.key if obj else None,
             f"{obj.what} ({where(obj.path, obj.pos)})" if obj else "",

@@ -195,4 +195,4 @@ def flow(it: Interp, code: str, pos: Pos, sink: str, lb: L, arg: str) -> None:
     detail = arg if not arg.startswith("#") else ""
     it.flows[key] = Flow(code, it.path, pos, sink, o, detail, reasoning, lb.name,
                        (), tuple(related))
-    it.an.result.flows.append(it.flows[key])
+    it.an.add_result("flows", it.flows[key])

@@ -316,8 +316,8 @@ class Interp:
         if gen and ev:
             self.refinement.add(loop.id)
         if self.report:
-            self.an.result.loops.append(LoopEvent(self.path, self.fn.name, loop.pos, loop.kind,
-                                                  bounded, tuple(gen), tuple(ev)))
+            self.an.add_result("loops", LoopEvent(self.path, self.fn.name, loop.pos,
+                                                  loop.kind, bounded, tuple(gen), tuple(ev)))
 
     # ------------------------------------------------------------------ values
 

@@ -85,7 +85,7 @@ def check_pass_test(it: Interp, test: Val, labels: frozenset[L], pos: Pos) -> No
                 it.an.scored & set(chain_keys(lb.origin))):
             o = lb.origin
             rel = ((o.path, o.pos, "the evaluator's output comes from here"),)
-            it.an.result.events.append(Event(
+            it.an.add_result("events", Event(
                 "EL503", it.path, pos, "pass-field",
                 (("field", lb.name or ""), ("at", where(o.path, o.pos))), rel))
             return
@@ -106,7 +106,7 @@ def check_text_stop(it: Interp, test: Val, pos: Pos) -> None:
         if lb.kind == "judge" and not lb.flag and lb.origin is not None:
             o = lb.origin
             it.stops.add(("EL503", pos))
-            it.an.result.events.append(Event(
+            it.an.add_result("events", Event(
                 "EL503", it.path, pos, "text-stop",
                 (("at", where(o.path, o.pos)), ("word", words[0].strip())),
                 ((o.path, o.pos, "the evaluator's output comes from here"),)))
@@ -162,7 +162,7 @@ def check_last_not_best(it: Interp, step: Return, labels: frozenset[L]) -> None:
         inside = [lid for lid in loops if lid in it.refinement
                   and lid not in it.loop_stack]
         if inside:
-            it.an.result.events.append(Event(
+            it.an.add_result("events", Event(
                 "EL502", it.path, step.pos, "last-attempt",
                 (("at", where(it.path, lb.origin.pos)),),
                 ((it.path, lb.origin.pos, "the attempt is generated here"),)))
@@ -182,7 +182,7 @@ def finish_report(it: Interp) -> None:
         c, _ = items[0]
         rel = ((origin.path, origin.pos, "the evaluator's output comes from here"),) \
             if origin else ()
-        it.an.result.events.append(Event(
+        it.an.add_result("events", Event(
             "EL504", it.path, c.pos, "unchecked-parse",
             (("at", where(origin.path, origin.pos) if origin else "?"), ("func", c.func)),
             rel))
@@ -228,5 +228,5 @@ def finish_report(it: Interp) -> None:
                     loop_at = where(it.path, it.loop_objs[inner[0]].pos)
                     break
         if kind:
-            it.an.result.events.append(Event(
+            it.an.add_result("events", Event(
                 "EL505", it.path, c.pos, kind, (("mode", mode), ("loop", loop_at))))

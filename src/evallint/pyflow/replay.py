@@ -23,10 +23,12 @@ A run that met LLM values, or changed the project-wide state, may read any of th
 is recorded *bound*: with ``Analysis.chain`` when it began (a digest of every change made to
 the state so far in the solve, in order) and the changes it made, as the k-th run of its
 function. In the next solve its k-th run replays it, making the same changes again, only at
-the same chain: then the state is the very same. An edit that changes what the state holds
-(another model configured, a call moved) therefore runs again everything after the first
-change. The records are kept per module in the result cache, under the module's digest;
-only the modules whose records changed are written again.
+the same chain: then the state is the very same. A function's run in the reporting pass is
+recorded the same way (as its :data:`REPORT` run), the events it reported among its
+changes. An edit that changes what the state holds (another model configured, a call moved)
+therefore runs again everything after the first change. The records are kept per module
+in the result cache, under the module's digest; only the modules whose records changed are
+written again.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ FuncKey = tuple[str, str]
 # framework runs exist): see ``Analysis.quiet_epoch``
 Epoch = tuple[tuple[str, ...], bool, bool, bool]
 _EMPTY = Summary()
+REPORT = "report"  # the run number of a function's run in the reporting pass
 
 
 @dataclass
@@ -124,16 +127,18 @@ class Replay:
 
     # ------------------------------------------------------------------ replaying
 
-    def replay(self, an: Analysis, key: FuncKey, mod: Module, nth: int = 1) -> QuietRun | None:
-        """The recorded run of ``key`` (its ``nth`` in this solve) when all it read is as it
-        was, else None. A bound run is the ``nth`` of the last solve, which began in the same
-        state if the solve has gone the same way so far; a quiet run, the last one."""
+    def replay(self, an: Analysis, key: FuncKey, mod: Module,
+               nth: int | str = 1) -> QuietRun | None:
+        """The recorded run of ``key`` (its ``nth`` in this solve, or its :data:`REPORT`ing
+        run) when all it read is as it was, else None. A bound run is the ``nth`` of the last
+        solve, which began in the same state if the solve has gone the same way so far; a
+        quiet run, the last one."""
         old = self._memo(mod.path)
         if old is None:
             return None
         name = f"{key[1]}#{nth}"
         run = old.runs.get(name)
-        if run is None or run.chain != an.chain:
+        if (run is None or run.chain != an.chain) and nth != REPORT:
             name = key[1]
             run = old.runs.get(name)
         if run is None:
@@ -170,7 +175,7 @@ class Replay:
     # ------------------------------------------------------------------ recording
 
     def record(self, key: FuncKey, run: QuietRun, trace: Iterable[Lookup],
-               nth: int = 1) -> None:
+               nth: int | str = 1) -> None:
         """``run``, the ``nth`` of ``key`` in this solve; ``trace``: the lookups it made."""
         # (a quiet run recorded earlier stays: what it read is checked as for any other)
         mine = self._runs.setdefault(key[0], {})
