@@ -10,7 +10,7 @@ import pytest
 
 from evallint import datacodec
 from evallint.pyflow import analysis, interp
-from evallint.pyflow.replay import QuietMemo, QuietRun, Replay
+from evallint.pyflow.replay import Replay, RunMemo, RunRecord
 from evallint.pyflow.summaries import Summary, Tables
 from tests.conftest import write_files
 from tests.test_parts import LLM, findings
@@ -164,11 +164,11 @@ def _tables(tmp_path: Path) -> Tables:
     return Tables(facts)
 
 
-def _memo(tables: Tables, **changes: object) -> QuietMemo:
+def _memo(tables: Tables, **changes: object) -> RunMemo:
     digest = {m.path: m.facts.digest for m in tables.modules}
-    memo = QuietMemo("names", digest["a.py"], {"b.py": digest["b.py"]},
+    memo = RunMemo("names", digest["a.py"], {"b.py": digest["b.py"]},
                      [("constant", "b.VALUE", "a.py", "b.py", "VALUE")],
-                     {"f": QuietRun(((), False, False, False), 0, (0,), (), (),
+                     {"f": RunRecord(((), False, False, False), 0, (0,), (), (),
                                     Summary(), ())})
     for name, value in changes.items():
         setattr(memo, name, value)

@@ -15,6 +15,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -29,7 +30,7 @@ from evallint.pyflow.ir import FunctionIR, PythonFacts, Ref, Val
 from evallint.pyflow.parts import Part, relevant_modules
 from evallint.pyflow.providers import CHAT_BIND, chat_ctor
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
-from evallint.pyflow.replay import REPORT, Epoch, QuietRun, Replay
+from evallint.pyflow.replay import REPORT, Epoch, Replay, RunRecord
 from evallint.pyflow.results import LoopEvent, Result
 from evallint.pyflow.summaries import L, Lookup, Module, Summary, Tables
 from evallint.roles import Role
@@ -344,19 +345,32 @@ class Analysis:
                 self.apply(op)
             return
         interp = Interp(self, mod, mod.facts.functions[name], report=True)
-        chain, own = self.chain, (self.summaries.get(key) or _EMPTY_SUMMARY).signature()
+        _, run, trace = self._recorded(key, mod, interp, bound=True)
+        rep.record(key, replace(run, summary=_EMPTY_SUMMARY), trace, REPORT)
+
+    def _recorded(self, key: tuple[str, str], mod: Module, interp: Interp,
+                  bound: bool = False) -> tuple[Summary, RunRecord, set[Lookup]]:
+        """Run ``interp`` watching what it reads and changes: its summary, its record, and
+        the lookups it made. A quiet run holds in any state with the same epoch; one that met
+        LLM values or changed the state (or any, with ``bound``) only in the very state it
+        began in."""
+        quiet_epoch, chain = self.quiet_epoch(mod.path), self.chain
+        own = (self.summaries.get(key) or _EMPTY_SUMMARY).signature()
         trace: set[Lookup] = set()
         ops: list[Op] = []
         self.tables.trace, self._ops = trace, ops
         try:
-            interp.run()
+            new = interp.run()
         finally:
             self.tables.trace, self._ops = None, None
+        bound = bound or interp.touched or bool(ops)
         deps = tuple(sorted(interp.deps))
-        rep.record(key, QuietRun(
-            self.quiet_epoch(mod.path), interp.prev_n, (), deps,
+        return new, RunRecord(
+            quiet_epoch, interp.prev_n, (), deps,
             tuple((self.summaries.get(d) or _EMPTY_SUMMARY).signature() for d in deps),
-            _EMPTY_SUMMARY, (), True, True, chain, own, tuple(ops)), trace, REPORT)
+            new, () if interp.report else self._callee_names(mod, interp.fn), bound,
+            interp.touched, chain if bound else "", own if bound else (), tuple(ops),
+            interp.structural), trace
 
     def recorded_keys(self) -> set[tuple[str, str]]:
         """The functions whose last run in the fixpoint can be replayed in the next solve."""
@@ -450,29 +464,12 @@ class Analysis:
         if rep is None:
             new = interp.run()
         else:
-            quiet_epoch, prev, chain = self.quiet_epoch(mod.path), interp.prev_n, self.chain
-            own = (self.summaries.get(key) or _EMPTY_SUMMARY).signature()
-            trace: set[Lookup] = set()
-            ops: list[Op] = []
-            self.tables.trace, self._ops = trace, ops
-            try:
-                new = interp.run()
-            finally:
-                self.tables.trace, self._ops = None, None
+            new, record, trace = self._recorded(key, mod, interp)
             if run == 8:
                 rep.forget(key)
             else:
-                # A quiet run holds in any state with the same epoch; one that met LLM values
-                # or changed the state, only in the very state it began in.
-                bound = interp.touched or bool(ops)
-                deps = tuple(sorted(interp.deps))
-                rep.record(key, QuietRun(
-                    quiet_epoch, prev, (), deps,
-                    tuple((self.summaries.get(d) or _EMPTY_SUMMARY).signature() for d in deps),
-                    new, self._callee_names(mod, fn), bound, interp.touched,
-                    chain if bound else "", own if bound else (), tuple(ops),
-                    interp.structural), trace, run)
-                if bound:
+                rep.record(key, record, trace, run)
+                if record.bound:
                     self._bound.add(key)
         if interp.structural and key not in queued:  # its calls' roles changed: again
             queue.append(key)

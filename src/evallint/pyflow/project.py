@@ -19,7 +19,7 @@ from evallint.pyflow.parts import (
     relevant_modules,
 )
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
-from evallint.pyflow.replay import QuietMemo, Replay
+from evallint.pyflow.replay import Replay, RunMemo
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
 from evallint.registry import Context, Project
@@ -119,7 +119,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
             if isinstance(cached, Result):
                 results[i] = cached
     todo = [i for i in range(len(parts)) if i not in results]
-    memos: dict[str, QuietMemo] = {}
+    memos: dict[str, RunMemo] = {}
     if todo:
         from evallint.pyflow.analysis import Analysis  # only when a part must be solved
 
@@ -129,9 +129,9 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
             return (cache.entry_key("quiet", repr(extract), names, path, digest)
                     if cache is not None else "")
 
-        def load_memo(path: str, digest: str) -> QuietMemo | None:
+        def load_memo(path: str, digest: str) -> RunMemo | None:
             found = cache.get("pyflow", memo_key(path, digest)) if cache is not None else None
-            return found if isinstance(found, QuietMemo) else None
+            return found if isinstance(found, RunMemo) else None
 
         def load(f: PythonFacts) -> PythonFacts | None:
             """:func:`_load` through the cache: a skipped file the analysis loads is parsed
@@ -146,8 +146,8 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
                 cache.put("pyflow", k, found)
             return found
 
-        def solve(which: list[int]) -> list[tuple[Result, dict[str, QuietMemo]]]:
-            out: list[tuple[Result, dict[str, QuietMemo]]] = []
+        def solve(which: list[int]) -> list[tuple[Result, dict[str, RunMemo]]]:
+            out: list[tuple[Result, dict[str, RunMemo]]] = []
             done_after = _last_use(which, parts, facts)
             for n, i in enumerate(which):
                 replay = Replay(names, load_memo) if cache is not None else None
@@ -163,7 +163,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
 
         mine, theirs = _split(todo, parts, facts) if ctx.workers > 1 else (todo, [])
         child = Forked(lambda: solve(theirs)) if theirs else None
-        solved: list[tuple[int, tuple[Result, dict[str, QuietMemo]]]] = []
+        solved: list[tuple[int, tuple[Result, dict[str, RunMemo]]]] = []
         try:
             solved += zip(mine, solve(mine), strict=True)
             found = child.result() if child is not None else None

@@ -51,14 +51,14 @@ REPORT = "report"  # the run number of a function's run in the reporting pass
 
 
 @dataclass
-class QuietRun:
+class RunRecord:
     """What one run of a function read, and the summary it produced; for a run that met LLM
     values (``touched``) or changed the project-wide state, also the state it began in and
     the changes it made (``bound``: it holds only in that very state)."""
 
     epoch: Epoch
     prev_n: int  # LLM calls of the function's previous summary in that solve
-    reads: tuple[int, ...]  # indices into ``QuietMemo.lookups``
+    reads: tuple[int, ...]  # indices into ``RunMemo.lookups``
     deps: tuple[FuncKey, ...]
     dep_sigs: tuple[tuple[object, ...], ...]  # each dependency's summary signature, as read
     summary: Summary
@@ -72,19 +72,20 @@ class QuietRun:
 
 
 @dataclass
-class QuietMemo:
-    """The quiet runs of one module's functions in the last solve of its part."""
+class RunMemo:
+    """The recorded runs of one module's functions in the last solve of its part."""
 
     names: str  # the project's module names (``parts.names_digest``)
     digest: str  # the module's text digest
     digests: dict[str, str] = field(default_factory=dict)  # modules the lookups found
     lookups: list[Lookup] = field(default_factory=list)
-    # function name -> its last run, when quiet; ``name#k`` -> its k-th run, when bound
-    runs: dict[str, QuietRun] = field(default_factory=dict)
+    # function name -> its last quiet run; ``name#k`` -> its k-th run, when bound;
+    # ``name#report`` -> its reporting run
+    runs: dict[str, RunRecord] = field(default_factory=dict)
 
 
 # A module's stored records, by path and text digest (None: none stored).
-Loader = Callable[[str, str], "QuietMemo | None"]
+Loader = Callable[[str, str], "RunMemo | None"]
 
 
 class Replay:
@@ -93,10 +94,10 @@ class Replay:
     def __init__(self, names: str, load: Loader) -> None:
         self.names = names
         self._load = load
-        self._old: dict[str, QuietMemo | None] = {}
+        self._old: dict[str, RunMemo | None] = {}
         self._checked: dict[tuple[str, int], bool] = {}  # (module, lookup index) -> holds
         # this solve's records: module -> function -> (run, the lookups it made)
-        self._runs: dict[str, dict[str, tuple[QuietRun, tuple[Lookup, ...]]]] = {}
+        self._runs: dict[str, dict[str, tuple[RunRecord, tuple[Lookup, ...]]]] = {}
         self._dirty: set[str] = set()  # modules whose records changed
         self._digests: dict[str, str] = {}
         self._tables: Tables | None = None
@@ -107,7 +108,7 @@ class Replay:
         self._digests = {m.path: m.facts.digest for m in tables.modules}
         self._checked = {}
 
-    def _memo(self, path: str) -> QuietMemo | None:
+    def _memo(self, path: str) -> RunMemo | None:
         if path not in self._old:
             digest = self._digests.get(path, "")
             memo = self._load(path, digest) if digest else None
@@ -128,7 +129,7 @@ class Replay:
     # ------------------------------------------------------------------ replaying
 
     def replay(self, an: Analysis, key: FuncKey, mod: Module,
-               nth: int | str = 1) -> QuietRun | None:
+               nth: int | str = 1) -> RunRecord | None:
         """The recorded run of ``key`` (its ``nth`` in this solve, or its :data:`REPORT`ing
         run) when all it read is as it was, else None. A bound run is the ``nth`` of the last
         solve, which began in the same state if the solve has gone the same way so far; a
@@ -162,7 +163,7 @@ class Replay:
             run, tuple(old.lookups[i] for i in run.reads))
         return run
 
-    def _holds(self, old: QuietMemo, i: int) -> bool:
+    def _holds(self, old: RunMemo, i: int) -> bool:
         """Lookup ``i`` of ``old`` answers as it did, and what it found is unchanged."""
         if not 0 <= i < len(old.lookups) or self._tables is None:
             return False
@@ -174,7 +175,7 @@ class Replay:
 
     # ------------------------------------------------------------------ recording
 
-    def record(self, key: FuncKey, run: QuietRun, trace: Iterable[Lookup],
+    def record(self, key: FuncKey, run: RunRecord, trace: Iterable[Lookup],
                nth: int | str = 1) -> None:
         """``run``, the ``nth`` of ``key`` in this solve; ``trace``: the lookups it made."""
         # (a quiet run recorded earlier stays: what it read is checked as for any other)
@@ -183,26 +184,26 @@ class Replay:
         self._dirty.add(key[0])
 
     def forget(self, key: FuncKey) -> None:
-        """The last run of ``key`` was not quiet."""
+        """The last run of ``key`` is not recorded (its eighth in the solve)."""
         recorded = self._runs.get(key[0], {}).pop(key[1], None) is not None
         old = self._old.get(key[0])
         if recorded or (old is not None and key[1] in old.runs):
             self._dirty.add(key[0])
 
-    def memos(self, quiet: Iterable[FuncKey]) -> dict[str, QuietMemo]:
+    def memos(self, recorded: Iterable[FuncKey]) -> dict[str, RunMemo]:
         """The records of the modules whose records changed in this solve, each holding the
-        functions whose last run was quiet."""
+        runs of the ``recorded`` functions (those whose last run in the fixpoint was)."""
         keep: dict[str, set[str]] = {}
-        for path, name in quiet:
+        for path, name in recorded:
             if path in self._dirty:
                 keep.setdefault(path, set()).add(name)
-        out: dict[str, QuietMemo] = {}
+        out: dict[str, RunMemo] = {}
         for path, names in keep.items():
             digest = self._digests.get(path, "")
             runs = self._runs.get(path, {})
             if not digest:
                 continue
-            memo = QuietMemo(self.names, digest)
+            memo = RunMemo(self.names, digest)
             index: dict[Lookup, int] = {}
             for name in sorted(runs):
                 if name.partition("#")[0] not in names:
