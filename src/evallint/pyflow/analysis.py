@@ -197,25 +197,37 @@ class Analysis:
         self.skipped = rest
         if not loaded:
             return False
-        before = {m.path: self._import_targets(m) for m in self.tables.modules}
+        # Functions whose imports now resolve elsewhere (or at all) run again, as do those of
+        # modules importing them (constants and chat objects are read through imports);
+        # summaries that change then reach their callers through the fixpoint. A lookup takes
+        # the longest prefix of a name that names a module (by any dotted suffix of its
+        # name): only an import with a prefix naming a module loaded now may move.
+        added = _Names(f.module for f in loaded)
+        before = {m.path: self._import_targets(m) for m in self.tables.modules
+                  if added.prefix_of_any(m.facts.imports.values())}
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
         if self.replay is not None:
             self.replay.use(self.tables)
         self.relevant = (relevant_modules(self.tables) | {f.path for f in loaded}) - self.exclude
-        # Functions whose imports now resolve elsewhere (or at all) run again, as do those of
-        # modules importing them (constants and chat objects are read through imports);
-        # summaries that change then reach their callers through the fixpoint.
-        after = {m.path: self._import_targets(m) for m in self.tables.modules}
-        stale = {path for path, targets in after.items()
-                 if path in before and targets != before[path]}
-        stale |= {f.path for f in loaded}
-        changed = True
-        while changed:
-            changed = False
-            for path, targets in after.items():
-                if path not in stale and stale.intersection(targets):
-                    stale.add(path)
-                    changed = True
+        by_path = {m.path: m for m in self.tables.modules}
+        stale = {f.path for f in loaded}
+        stale |= {path for path, old in before.items()
+                  if self._import_targets(by_path[path]) != old}
+        frontier = set(stale)
+        while frontier:  # the importers of what went stale, and theirs
+            names = _Names(by_path[path].name for path in frontier)
+            importers: set[str] = set()
+            for m in self.tables.modules:
+                if m.path in stale:
+                    continue
+                for value in m.facts.imports.values():
+                    if names.prefix_of(value):
+                        owner = self.tables.owner(value, m.path)
+                        if owner is not None and owner.path in frontier:
+                            importers.add(m.path)
+                            break
+            stale |= importers
+            frontier = importers
         self._stale = {(m.path, f) for m in self.tables.modules if m.path in stale
                        for f in m.facts.function_names}
         return True
@@ -642,6 +654,25 @@ class Analysis:
                     return value, (f"{attr}, default of `{p.name}` in `{cls}.__init__()`"
                                    + (f", {how}" if how else ""))
         return None, ""
+
+
+class _Names:
+    """Module names by every dotted suffix, as the tables index them: which dotted names a
+    lookup could resolve to one of these modules (a prefix of the name is such a suffix)."""
+
+    def __init__(self, modules: Iterable[str]) -> None:
+        self.suffixes = {".".join(parts[i:]) for name in modules
+                         for parts in [name.split(".")] for i in range(len(parts))}
+        self.firsts = {s.partition(".")[0] for s in self.suffixes}
+
+    def prefix_of(self, value: str) -> bool:
+        if value.partition(".")[0] not in self.firsts:  # (most names stop here)
+            return False
+        parts = value.split(".")
+        return any(".".join(parts[:i]) in self.suffixes for i in range(1, len(parts) + 1))
+
+    def prefix_of_any(self, values: Iterable[str]) -> bool:
+        return any(self.prefix_of(v) for v in values)
 
 
 _EMPTY_SUMMARY = Summary()
