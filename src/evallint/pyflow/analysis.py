@@ -32,7 +32,7 @@ from evallint.pyflow.providers import CHAT_BIND, chat_ctor
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import REPORT, Epoch, Replay, RunRecord
 from evallint.pyflow.results import LoopEvent, Result
-from evallint.pyflow.summaries import L, Lookup, Module, Summary, Tables
+from evallint.pyflow.summaries import L, Lookup, Module, Summary, Tables, dotted_suffixes
 from evallint.roles import Role
 
 
@@ -661,8 +661,7 @@ class _Names:
     lookup could resolve to one of these modules (a prefix of the name is such a suffix)."""
 
     def __init__(self, modules: Iterable[str]) -> None:
-        self.suffixes = {".".join(parts[i:]) for name in modules
-                         for parts in [name.split(".")] for i in range(len(parts))}
+        self.suffixes = {s for name in modules for s in dotted_suffixes(name)}
         self.firsts = {s.partition(".")[0] for s in self.suffixes}
 
     def prefix_of(self, value: str) -> bool:

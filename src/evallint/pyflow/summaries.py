@@ -123,6 +123,12 @@ class Module:
         return self.facts.path
 
 
+def dotted_suffixes(name: str) -> list[str]:
+    """``a.b.c`` -> ``a.b.c``, ``b.c``, ``c``: the names the tables know a module by."""
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
 _AMBIGUOUS = object()
 _MISSING = object()
 
@@ -151,9 +157,8 @@ class Tables:
         # records what it read of other modules: see :mod:`evallint.pyflow.replay`).
         self.trace: set[Lookup] | None = None
         for mod in self.modules:
-            parts = mod.name.split(".")
-            for depth in range(len(parts)):
-                self.by_name.setdefault(".".join(parts[depth:]), []).append(mod)
+            for suffix in dotted_suffixes(mod.name):
+                self.by_name.setdefault(suffix, []).append(mod)
 
     @property
     def components(self) -> frozenset[str]:
