@@ -284,6 +284,99 @@ def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
     assert (code, out) == (1, cold) and computed == [1, 1]  # a graph module changed
 
 
+MENU_NODES = """\
+from langchain_openai import ChatOpenAI
+
+planner = ChatOpenAI(model="gpt-4o", temperature=0.7)
+critic = ChatOpenAI(model="gpt-4o-mini", temperature=0)
+
+
+def draft_menu(state):
+    return {"menu": planner.invoke(f"Plan a dinner menu for {state['guests']}.").content}
+
+
+def critique_menu(state):
+    verdict = critic.invoke(
+        "You are a strict judge of menus. Grade the menu below; answer PASS, or FAIL with "
+        "the reasons.\\n\\n<menu>\\n" + state["menu"] + "\\n</menu>").content
+    return {"verdict": verdict}
+"""
+
+MENU_GRAPH = """\
+from langgraph.graph import END, START, StateGraph
+
+from kitchen.nodes import critique_menu, draft_menu
+
+
+def route(state):
+    return "serve" if state["verdict"].startswith("PASS") else "redo"
+
+
+kitchen = StateGraph(dict)
+kitchen.add_node("chef", draft_menu)
+kitchen.add_node("critic", critique_menu)
+kitchen.add_edge(START, "chef")
+kitchen.add_edge("chef", "critic")
+kitchen.add_conditional_edges("critic", route, {"redo": "chef", "serve": END})
+app = kitchen.compile()
+"""
+
+WEATHER = """\
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def forecast(city):
+    return client.messages.create(model="claude-haiku-4-5", max_tokens=200,
+                                  messages=[{"role": "user", "content": city}])
+"""
+
+
+def test_graph_cycles_are_read_again_only_when_what_they_read_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A graph whose nodes are imported from another module: an edit to a third module
+    reads the cycles from the cache; a recorded lookup that answers otherwise, or a node
+    whose LLM call goes away, makes them computed again."""
+    from evallint.pyflow import graphs, project, summaries
+
+    write_files(tmp_path, {"kitchen/__init__.py": "", "kitchen/nodes.py": MENU_NODES,
+                           "kitchen/graph.py": MENU_GRAPH, "weather.py": WEATHER})
+    computed: list[int] = []
+    original = graphs.graph_loops
+
+    def counted(*args: object, **kwargs: object) -> object:
+        computed.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(project, "graph_loops", counted)
+    code, cold, _ = check(tmp_path, "--select", "EL501")
+    assert code == 1 and "kitchen/graph.py:15:1: EL501" in cold and computed == [1]
+
+    (tmp_path / "weather.py").write_text(WEATHER + "\nDEFAULT_CITY = 'Lyon'\n")
+    code, out, _ = check(tmp_path, "--select", "EL501")
+    assert (code, out) == (1, cold) and computed == [1]  # another module: from the cache
+
+    answer = summaries.Tables.answer
+
+    def moved(self: summaries.Tables, method: str, name: str, near: str
+              ) -> tuple[str | None, str]:
+        found = answer(self, method, name, near)
+        return (None, "") if name == "kitchen.nodes.critique_menu" else found
+
+    monkeypatch.setattr(summaries.Tables, "answer", moved)
+    (tmp_path / "weather.py").write_text(WEATHER + "\nDEFAULT_CITY = 'Oslo'\n")
+    code, out, _ = check(tmp_path, "--select", "EL501")
+    assert (code, out) == (1, cold) and computed == [1, 1]  # a lookup answers otherwise
+    monkeypatch.setattr(summaries.Tables, "answer", answer)
+
+    (tmp_path / "kitchen/nodes.py").write_text(
+        MENU_NODES.replace("verdict = critic.invoke(", "verdict = str(").replace(
+            ").content\n    return {\"verdict\"", ")\n    return {\"verdict\""))
+    code, out, _ = check(tmp_path, "--select", "EL501")
+    assert code == 0 and "kitchen/graph.py" not in out and computed == [1, 1, 1]
+
+
 def test_the_inspect_checks_read_no_file_again(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The Python front-end finds the grader calls; the project checks only read its facts."""

@@ -13,6 +13,7 @@ functions from the project analysis (their effective LLM calls). It parses nothi
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -59,15 +60,17 @@ class _Graph:
     routers: list[tuple[str, str, set[str], Pos]]  # (source, router function, targets, pos)
 
 
-def graph_loops(modules: Iterable[PythonFacts], result: Result) -> Iterator[GraphLoop]:
+def graph_loops(modules: Iterable[PythonFacts], result: Result,
+                tables: Tables | None = None) -> Iterator[GraphLoop]:
     """Every unbounded-or-bounded generator/evaluator cycle in the LangGraph graphs of
-    ``modules`` (the check keeps the unbounded ones)."""
+    ``modules`` (the check keeps the unbounded ones). ``tables``: the analysed modules'
+    tables, when the caller traces what the graphs look up in them."""
     modules = [m for m in modules if m.analyzed]
     graph_modules = [m for m in modules if builds_graphs(m)]
     if not graph_modules:
         return
     roles = _node_roles(result)
-    tables = Tables(modules)
+    tables = tables if tables is not None else Tables(modules)
     for facts in graph_modules:
         for graph in _graphs(facts):
             yield from _cycles(facts, graph, _Roles(facts, tables, roles))
@@ -136,6 +139,15 @@ def _function(facts: PythonFacts, name: str) -> FunctionIR | None:
         return facts.functions[name]
     tail = "." + name
     return next((f for k, f in facts.functions.items() if k.endswith(tail)), None)
+
+
+def node_roles_digest(result: Result) -> str:
+    """A digest of what the graphs read of the analysis: the roles of each function's LLM
+    calls (a cached graph result holds while they and the graph modules are unchanged)."""
+    h = hashlib.blake2b(digest_size=16)
+    for (path, function), roles in sorted(_node_roles(result).items()):
+        h.update(f"{path}\0{function}\0{','.join(sorted(r.value for r in roles))}\n".encode())
+    return h.hexdigest()
 
 
 def _node_roles(result: Result) -> dict[tuple[str, str], set[Role]]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
 from evallint.findings import Related
-from evallint.pyflow.graphs import GraphLoop, builds_graphs, graph_loops
+from evallint.pyflow.graphs import GraphLoop, builds_graphs, graph_loops, node_roles_digest
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.parts import (
     Part,
@@ -52,28 +52,55 @@ _GRAPHS: tuple[Project, list[GraphLoop]] | None = None
 
 def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
     """The LangGraph cycles of ``project`` (EL501), read off the graph modules' code trees
-    and the analysis. Cached under the key of the whole analysis, so that a run whose Python
-    files are all unchanged (a prompt edited) decodes none of those trees."""
+    and the analysis. Cached under the graph modules' contents and the roles the analysis
+    found, with every lookup the graphs made in the other modules (a node function imported
+    from elsewhere): an edit elsewhere that leaves those as they were decodes no graph
+    module's tree."""
     global _GRAPHS
     if _GRAPHS is not None and _GRAPHS[0] is project:
         return _GRAPHS[1]
     facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
-    if not any(builds_graphs(f) for f in facts):
+    graph_paths = [f.path for f in facts if builds_graphs(f)]
+    if not graph_paths:
         return []
     result = result_for(project, ctx)
     cache = ctx.cache
+    tables = Tables(facts)
     key = ""
     if cache is not None:
-        key = _keyer(facts, cache, _extract(ctx))("graphs", _digested(facts))
-        cached = cache.get("pyflow", key)
-        if isinstance(cached, list) and all(isinstance(g, GraphLoop) for g in cached):
-            _GRAPHS = (project, cached)
-            return cached
-    loops = list(graph_loops(facts, result))
-    if cache is not None:
-        cache.put("pyflow", key, loops)
+        label = f"graphs\0{node_roles_digest(result)}"
+        key = _keyer(facts, cache, _extract(ctx))(label, graph_paths)
+        loops = _cached_graphs(cache.get("pyflow", key), tables)
+        if loops is not None:
+            _GRAPHS = (project, loops)
+            return loops
+        tables.trace = set()
+    loops = list(graph_loops(facts, result, tables))
+    if cache is not None and tables.trace is not None:
+        cache.put("pyflow", key, (loops, sorted(tables.trace, key=repr)))
     _GRAPHS = (project, loops)
     return loops
+
+
+def _cached_graphs(entry: object, tables: Tables) -> list[GraphLoop] | None:
+    """A stored (loops, lookups) whose every lookup answers as it did, else None."""
+    if not (isinstance(entry, tuple) and len(entry) == 2):
+        return None
+    loops, lookups = entry
+    if not (isinstance(loops, list) and all(isinstance(g, GraphLoop) for g in loops)
+            and isinstance(lookups, list)):
+        return None
+    for lookup in lookups:
+        if not (isinstance(lookup, tuple) and len(lookup) == 5
+                and all(isinstance(x, str) for x in lookup[:3])):
+            return None
+        method, name, near, path, found = lookup
+        if method not in _LOOKUPS or tables.answer(method, name, near) != (path, found):
+            return None
+    return loops
+
+
+_LOOKUPS = frozenset({"module", "owner", "function_name", "constant"})
 
 
 def _extract(ctx: Context) -> list[str]:
