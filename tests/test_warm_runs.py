@@ -377,6 +377,27 @@ def test_graph_cycles_are_read_again_only_when_what_they_read_changes(
     assert code == 0 and "kitchen/graph.py" not in out and computed == [1, 1, 1]
 
 
+@pytest.mark.parametrize("entry", [
+    None,
+    [],
+    ([], ),
+    ("loops", []),
+    ([object()], []),
+    ([], "lookups"),
+    ([], [("function_name", "kitchen.nodes.critique_menu", "")]),
+    ([], [("eval", "kitchen.nodes.critique_menu", "", None, "")]),
+    ([], [(1, 2, 3, None, "")]),
+])
+def test_a_stored_graph_result_of_another_shape_is_a_miss(entry: object) -> None:
+    """What the graph cache holds is checked before it is used: any other shape, or a lookup
+    of a kind the tables do not answer, is recomputed rather than trusted."""
+    from evallint.pyflow.project import _cached_graphs
+    from evallint.pyflow.summaries import Tables
+
+    assert _cached_graphs(entry, Tables([])) is None
+    assert _cached_graphs(([], [("module", "kitchen", "", None, "")]), Tables([])) == []
+
+
 def test_the_inspect_checks_read_no_file_again(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The Python front-end finds the grader calls; the project checks only read its facts."""
