@@ -479,6 +479,40 @@ def test_a_run_reads_a_packs_index_and_the_entries_it_uses_not_the_whole_pack(
     reader.close()
 
 
+def test_a_merge_leaves_the_largest_pack_until_the_others_reach_half_its_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edit run adds a small pack; merging must not rewrite the large one each time (it
+    holds the whole tree's entries). The small packs are merged beside it until they add up
+    to half its size; then everything is merged into one pack. No entry is lost."""
+    from evallint import cache
+
+    monkeypatch.setattr(cache, "MAX_PACKS", 3)
+    folder = tmp_path / "cache"
+    sizes: dict[int, int] = {}
+
+    def run(i: int, size: int) -> list[Path]:
+        store = Store(folder, b"k" * 32, "salt")
+        store.has("files", "")  # as a run does: it reads the packs' indexes first
+        store.put("files", f"{i:064x}", ["x" * size])
+        store.flush()
+        store.close()
+        sizes[i] = size
+        return sorted((folder / "files").iterdir())
+
+    [large] = run(0, 100_000)
+    blob = large.read_bytes()
+    for i in range(1, 10):
+        packs = run(i, 1_000 if i < 5 else 20_000)
+        assert len(packs) <= 3
+        assert (large in packs) == (i < 9), i  # by run 9 the others reach half its size
+        if i < 9:
+            assert large.read_bytes() == blob  # never rewritten
+    assert len(packs) == 1  # run 9: all merged
+    store = Store(folder, b"k" * 32, "salt")
+    assert all(store.get("files", f"{i:064x}") == ["x" * n] for i, n in sizes.items())
+    store.close()
+
+
 def test_after_merging_its_packs_a_store_still_reads_every_entry(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that merges the packs (and removes the old ones, closed first: Windows keeps an
