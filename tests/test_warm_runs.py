@@ -392,10 +392,9 @@ def test_a_stored_graph_result_of_another_shape_is_a_miss(entry: object) -> None
     """What the graph cache holds is checked before it is used: any other shape, or a lookup
     of a kind the tables do not answer, is recomputed rather than trusted."""
     from evallint.pyflow.project import _cached_graphs
-    from evallint.pyflow.summaries import Tables
 
-    assert _cached_graphs(entry, Tables([])) is None
-    assert _cached_graphs(([], [("module", "kitchen", "", None, "")]), Tables([])) == []
+    assert _cached_graphs(entry, []) is None
+    assert _cached_graphs(([], [("module", "kitchen", "", None, "")]), []) == []
 
 
 def test_the_inspect_checks_read_no_file_again(tmp_path: Path,

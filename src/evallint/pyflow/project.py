@@ -65,16 +65,16 @@ def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
         return []
     result = result_for(project, ctx)
     cache = ctx.cache
-    tables = Tables(facts)
     key = ""
     if cache is not None:
         label = f"graphs\0{node_roles_digest(result)}"
         key = _keyer(facts, cache, _extract(ctx))(label, graph_paths)
-        loops = _cached_graphs(cache.get("pyflow", key), tables)
+        loops = _cached_graphs(cache.get("pyflow", key), facts)
         if loops is not None:
             _GRAPHS = (project, loops)
             return loops
-        tables.trace = set()
+    tables = Tables(facts)
+    tables.trace = set() if cache is not None else None
     loops = list(graph_loops(facts, result, tables))
     if cache is not None and tables.trace is not None:
         cache.put("pyflow", key, (loops, sorted(tables.trace, key=repr)))
@@ -82,19 +82,23 @@ def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
     return loops
 
 
-def _cached_graphs(entry: object, tables: Tables) -> list[GraphLoop] | None:
-    """A stored (loops, lookups) whose every lookup answers as it did, else None."""
+def _cached_graphs(entry: object, facts: list[PythonFacts]) -> list[GraphLoop] | None:
+    """A stored (loops, lookups) whose every lookup answers as it did, else None (the
+    tables to ask are built only when there is a lookup to check)."""
     if not (isinstance(entry, tuple) and len(entry) == 2):
         return None
     loops, lookups = entry
     if not (isinstance(loops, list) and all(isinstance(g, GraphLoop) for g in loops)
             and isinstance(lookups, list)):
         return None
+    tables: Tables | None = None
     for lookup in lookups:
         if not (isinstance(lookup, tuple) and len(lookup) == 5
                 and all(isinstance(x, str) for x in lookup[:3])):
             return None
         method, name, near, path, found = lookup
+        if tables is None:
+            tables = Tables(facts)
         if method not in _LOOKUPS or tables.answer(method, name, near) != (path, found):
             return None
     return loops
