@@ -254,17 +254,11 @@ def test_a_project_root_looked_up_in_a_recorded_analysis_rests_on_its_markers(
 GRAPH_LOOP = Path(__file__).resolve().parent.parent / "fixtures/broken/python/graph_loop.py"
 
 
-def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """EL501's LangGraph cycles are read off the graph modules' code trees; a run that edits
-    only a prompt reads them from the cache instead of decoding those trees."""
+def graph_computations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one each time the run computes EL501's graph cycles (rather
+    than reading them from the cache)."""
     from evallint.pyflow import graphs, project
 
-    graph = GRAPH_LOOP.read_text(encoding="utf-8")
-    closing = next(n for n, line in enumerate(graph.splitlines(), 1)
-                   if "add_conditional_edges" in line)
-    write_files(tmp_path, {"graph.py": graph,
-                           "prompts/judge.prompt.md": "Score the {{ answer }}.\n"})
     computed: list[int] = []
     original = graphs.graph_loops
 
@@ -273,6 +267,19 @@ def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(project, "graph_loops", counted)
+    return computed
+
+
+def test_graph_cycles_come_from_the_cache_while_no_python_file_changed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EL501's LangGraph cycles are read off the graph modules' code trees; a run that edits
+    only a prompt reads them from the cache instead of decoding those trees."""
+    graph = GRAPH_LOOP.read_text(encoding="utf-8")
+    closing = next(n for n, line in enumerate(graph.splitlines(), 1)
+                   if "add_conditional_edges" in line)
+    write_files(tmp_path, {"graph.py": graph,
+                           "prompts/judge.prompt.md": "Score the {{ answer }}.\n"})
+    computed = graph_computations(monkeypatch)
     code, cold, _ = check(tmp_path, "--select", "EL501")
     assert code == 1 and f"graph.py:{closing}" in cold and computed == [1]
     (tmp_path / "prompts/judge.prompt.md").write_text("Score the {{ answer }} from 1 to 5.\n")
@@ -303,7 +310,7 @@ def critique_menu(state):
 """
 
 MENU_GRAPH = """\
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 
 from kitchen.nodes import critique_menu, draft_menu
 
@@ -313,11 +320,11 @@ def route(state):
 
 
 kitchen = StateGraph(dict)
-kitchen.add_node("chef", draft_menu)
+kitchen.set_entry_point("chef")
 kitchen.add_node("critic", critique_menu)
-kitchen.add_edge(START, "chef")
-kitchen.add_edge("chef", "critic")
 kitchen.add_conditional_edges("critic", route, {"redo": "chef", "serve": END})
+kitchen.add_node("chef", draft_menu)
+kitchen.add_edge("chef", "critic")
 app = kitchen.compile()
 """
 
@@ -338,20 +345,13 @@ def test_graph_cycles_are_read_again_only_when_what_they_read_changes(
     """A graph whose nodes are imported from another module: an edit to a third module
     reads the cycles from the cache; a recorded lookup that answers otherwise, or a node
     whose LLM call goes away, makes them computed again."""
-    from evallint.pyflow import graphs, project, summaries
+    from evallint.pyflow import summaries
 
     write_files(tmp_path, {"kitchen/__init__.py": "", "kitchen/nodes.py": MENU_NODES,
                            "kitchen/graph.py": MENU_GRAPH, "weather.py": WEATHER})
-    computed: list[int] = []
-    original = graphs.graph_loops
-
-    def counted(*args: object, **kwargs: object) -> object:
-        computed.append(1)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(project, "graph_loops", counted)
+    computed = graph_computations(monkeypatch)
     code, cold, _ = check(tmp_path, "--select", "EL501")
-    assert code == 1 and "kitchen/graph.py:15:1: EL501" in cold and computed == [1]
+    assert code == 1 and "kitchen/graph.py:13:1: EL501" in cold and computed == [1]
 
     (tmp_path / "weather.py").write_text(WEATHER + "\nDEFAULT_CITY = 'Lyon'\n")
     code, out, _ = check(tmp_path, "--select", "EL501")
