@@ -384,9 +384,14 @@ _ANSWER_VERBS = frozenset({"return", "respond", "reply", "output", "answer", "gi
 
 def _only_a_number(body: str) -> bool:
     """"Return a single integer between 1 and 5", "Output only the number": a bare-number
-    contract, as parseable as JSON."""
+    contract, as parseable as JSON. Only a sentence whose letters spell a number word is
+    split into words (the others cannot hold the token)."""
     for m in _SENTENCES.finditer(body):
-        words = set(name_tokens(m.group()))
+        sentence = m.group()
+        low = sentence.lower()
+        if not any(w in low for w in _NUMBER_WORDS):
+            continue
+        words = set(name_tokens(sentence))
         if words & _NUMBER_WORDS and words & _ONLY_WORDS and words & _ANSWER_VERBS:
             return True
     return False
