@@ -21,7 +21,7 @@ from evallint.pyflow.parts import (
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import Replay, RunMemo
 from evallint.pyflow.results import Result
-from evallint.pyflow.summaries import Tables
+from evallint.pyflow.summaries import Lookup, Tables
 from evallint.registry import Context, Project
 from evallint.workers import Forked
 
@@ -74,10 +74,11 @@ def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
             _GRAPHS = (project, loops)
             return loops
     tables = Tables(facts)
-    tables.trace = set() if cache is not None else None
+    trace: set[Lookup] = set()
+    tables.trace = trace
     loops = list(graph_loops(facts, result, tables))
-    if cache is not None and tables.trace is not None:
-        cache.put("pyflow", key, (loops, sorted(tables.trace, key=repr)))
+    if cache is not None:
+        cache.put("pyflow", key, (loops, sorted(trace, key=repr)))
     _GRAPHS = (project, loops)
     return loops
 
