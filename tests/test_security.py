@@ -450,6 +450,36 @@ def test_lazy_parts_travel_as_segments_after_one_line_of_json(tmp_path: Path) ->
         datacodec.decode(blob[:-1])  # a segment cut short
 
 
+def test_a_large_lazy_part_can_be_stored_apart_and_read_through_a_loader(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """encode_parts leaves a lazy part of at least DETACH_MIN bytes out of the entry; the
+    decoded object reads it only through the loader attached to it, and without one says so
+    (a CodecError, not a missing attribute)."""
+    facts = _module_facts(tmp_path)
+    monkeypatch.setattr(datacodec, "DETACH_MIN", 10**9)
+    whole, parts = datacodec.encode_parts(facts)
+    assert parts == [] and whole == datacodec.encode(facts)  # small parts stay in the entry
+    monkeypatch.setattr(datacodec, "DETACH_MIN", 0)
+    entry, [part] = datacodec.encode_parts(facts)
+    assert b"messages.create" not in entry and b"messages.create" in part
+    back = datacodec.decode(entry)
+    assert datacodec.detached(back) and back.module == facts.module
+    with pytest.raises(datacodec.CodecError):
+        getattr(back, "functions")  # noqa: B009 (the attribute read is the test)
+    loads: list[int] = []
+
+    def load() -> object:
+        loads.append(1)
+        return datacodec.decode(part)
+
+    datacodec.attach(back, load)
+    assert not datacodec.detached(back)
+    assert back.functions["ask"] == facts.functions["ask"] and loads == [1]
+    back.release_tree()  # dropped, and read again through the loader when asked for
+    assert back.constants == facts.constants and loads == [1, 1]
+    assert datacodec.lazy_values(back) == datacodec.lazy_values(facts)
+
+
 def test_a_run_reads_a_packs_index_and_the_entries_it_uses_not_the_whole_pack(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A merged pack may hold many older entries; reading one entry must not read them."""

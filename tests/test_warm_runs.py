@@ -397,6 +397,115 @@ def test_a_stored_graph_result_of_another_shape_is_a_miss(entry: object) -> None
     assert _cached_graphs(([], [("module", "kitchen", "", None, "")]), []) == []
 
 
+STORY_HELPERS = """\
+import anthropic
+
+client = anthropic.Anthropic()
+MODEL = "claude-sonnet-4-5"
+
+
+def ask(prompt):
+    reply = client.messages.create(model=MODEL, max_tokens=500,
+                                   messages=[{"role": "user", "content": prompt}])
+    return reply.content[0].text
+"""
+
+STORY_MODULES = {
+    "writer.py": ("from helpers import ask\n\n\ndef write_story(topic):\n"
+                  "    return ask(f\"Write a short story about {topic}.\")\n"),
+    "grader.py": ("from helpers import ask\n\n\ndef grade_story(story):\n"
+                  "    verdict = ask(\"You are a strict judge. Grade the story below from 1 to 10 "
+                  "and answer with the number only.\\n\\n<story>\\n\" + story + "
+                  "\"\\n</story>\")\n    return int(verdict)\n"),
+}
+
+
+@pytest.fixture
+def trees_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files whose code tree, stored apart from their entry, a run reads (every analysed
+    module's tree is stored apart here, however small)."""
+    from evallint import datacodec
+
+    monkeypatch.setattr(datacodec, "DETACH_MIN", 0)
+    read: list[str] = []
+    real = datacodec.attach
+
+    def attach(obj: Any, load: Any) -> None:
+        def counted() -> object:
+            read.append(obj.path)
+            return load()
+        real(obj, counted)
+
+    monkeypatch.setattr(datacodec, "attach", attach)
+    return read
+
+
+def test_a_code_tree_stored_apart_is_read_when_its_functions_run_again(
+        tmp_path: Path, trees_read: list[str]) -> None:
+    """A run after an edit reads the entries of the other files without their code trees;
+    a module whose functions must run again (the helper they call now uses another model)
+    reads its tree then, and the findings are those of a run without the cache."""
+    write_files(tmp_path, {"helpers.py": STORY_HELPERS, **STORY_MODULES})
+    check(tmp_path)
+    (tmp_path / "writer.py").write_text(STORY_MODULES["writer.py"] + "\nGENRE = 'fable'\n")
+    code, out, err = check(tmp_path)
+    # writer runs again and reads the helper it calls; nothing reads the grader
+    assert "(2 from cache)" in err and trees_read == ["helpers.py"]
+    (tmp_path / "helpers.py").write_text(STORY_HELPERS.replace("sonnet", "haiku"))
+    code, out, err = check(tmp_path)
+    assert "(2 from cache)" in err and "grader.py" in trees_read
+    assert (code, out) == check(tmp_path, "--no-cache")[:2]
+
+
+def test_a_code_tree_stored_apart_that_cannot_be_read_is_made_again_from_the_file(
+        tmp_path: Path, trees_read: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree entry that is missing makes its file's entry no use (the file is parsed
+    again); one that no longer authenticates when it is needed is made again from the file,
+    which still holds the same text."""
+    from evallint import cache
+
+    write_files(tmp_path, {"helpers.py": STORY_HELPERS, **STORY_MODULES})
+    check(tmp_path)
+    real_has, real_get = cache.Store.has, cache.Store.get
+    apart: set[str] = set()  # the keys of the trees stored apart, as the run computes them
+
+    def has(self: cache.Store, namespace: str, key: str) -> bool:
+        return real_has(self, namespace, key) and key not in apart
+
+    def get(self: cache.Store, namespace: str, key: str) -> Any:
+        return None if key in apart else real_get(self, namespace, key)
+
+    from evallint import engine
+
+    real_part_key = engine._part_key
+
+    def part_key(store: cache.Store, key: str) -> str:
+        found = real_part_key(store, key)
+        apart.add(found)
+        return found
+
+    monkeypatch.setattr(engine, "_part_key", part_key)
+    monkeypatch.setattr(cache.Store, "get", get)
+    again: list[str] = []
+    real_again = engine._part_again
+
+    def made_again(task: Any, *args: Any) -> object:
+        again.append(task.path)
+        return real_again(task, *args)
+
+    monkeypatch.setattr(engine, "_part_again", made_again)
+    (tmp_path / "helpers.py").write_text(STORY_HELPERS.replace("sonnet", "haiku"))
+    code, out, err = check(tmp_path)
+    assert "(2 from cache)" in err and "grader.py" in trees_read and "grader.py" in again
+    assert (code, out) == check(tmp_path, "--no-cache")[:2]
+
+    monkeypatch.setattr(cache.Store, "has", has)
+    (tmp_path / "helpers.py").write_text(STORY_HELPERS.replace("sonnet", "opus"))
+    code, out, err = check(tmp_path)
+    assert "(0 from cache)" in err or "from cache" not in err
+    assert (code, out) == check(tmp_path, "--no-cache")[:2]
+
+
 def test_the_inspect_checks_read_no_file_again(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The Python front-end finds the grader calls; the project checks only read its facts."""

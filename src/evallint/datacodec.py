@@ -65,22 +65,52 @@ def _is_default(value: Any, default: Any) -> bool:
     return value is default or (type(value) is type(default) and value == default)
 
 
+DETACHED_ATTR = "_lazy_detached"  # a loader of a lazy part stored apart (see encode_parts)
+DETACH_MIN = 1024  # a lazy part encoded in at least this many bytes is stored apart
+
+
 def load_lazy(obj: Any, keep: bool = False) -> bool:
     """Decode the fields a class lists in ``__lazy_fields__`` (kept encoded by :func:`decode`
     until first use: a warm run whose project analysis is cached never needs them). False when
     ``obj`` holds no such encoding; CodecError when it is broken (it was authenticated, so that
     is a bug, not an attack). ``keep``: the encoding stays, to decode again after the fields
-    are dropped."""
+    are dropped. A part stored apart (:func:`encode_parts`) is read through the loader that
+    :func:`attach` left on ``obj``."""
     blob = obj.__dict__.get(LAZY_ATTR) if keep else obj.__dict__.pop(LAZY_ATTR, None)
-    if blob is None:
-        return False
     names: tuple[str, ...] = type(obj).__lazy_fields__
-    values = decode(blob)
+    if blob is None:
+        if DETACHED_ATTR not in obj.__dict__:
+            return False
+        load = obj.__dict__[DETACHED_ATTR]
+        if load is None:
+            raise CodecError(f"{type(obj).__name__}: its lazy part is stored apart, no loader")
+        values = load()
+    else:
+        values = decode(blob)
     if not isinstance(values, tuple) or len(values) != len(names):
         raise CodecError(f"{type(obj).__name__}: bad lazy part")
     for name, value in zip(names, values, strict=True):
         object.__setattr__(obj, name, value)
     return True
+
+
+def detached(obj: Any) -> bool:
+    """Whether ``obj`` was decoded from an entry that left its lazy part out (see
+    :func:`encode_parts`): its lazy fields can be read only once :func:`attach` gives it a
+    loader."""
+    state = getattr(obj, "__dict__", None)
+    return state is not None and state.get(DETACHED_ATTR, False) is None
+
+
+def attach(obj: Any, load: Callable[[], Any]) -> None:
+    """Give a :func:`detached` object the loader of its lazy part: a call that returns the
+    part's values (what :func:`decode` makes of the part :func:`encode_parts` set apart)."""
+    obj.__dict__[DETACHED_ATTR] = load
+
+
+def lazy_values(obj: Any) -> tuple[Any, ...]:
+    """The values of ``obj``'s lazy fields (decoded if need be), as a loader returns them."""
+    return tuple(getattr(obj, name) for name in type(obj).__lazy_fields__)
 
 
 def _field_names(cls: type) -> tuple[str, ...]:
@@ -147,9 +177,11 @@ class _Encoder:
     """Encodes by exact type through a table of per-type handlers (built once per class), the
     hot path of writing the cache."""
 
-    def __init__(self) -> None:
+    def __init__(self, detach: bool = False) -> None:
         self.classes: list[str] = []
         self.segments: list[bytes] = []
+        self.detach = detach
+        self.detached: list[bytes] = []  # lazy parts left out of the entry (encode_parts)
         self.index: dict[type, int] = {}
         enc = self.enc
         self.handlers: dict[type, Callable[[Any], Any]] = {
@@ -210,6 +242,9 @@ class _Encoder:
                 def handler(o: Any) -> Any:
                     inner = encode(tuple(_Items(getattr(o, n)) if n in maps else getattr(o, n)
                                          for n in lazy))
+                    if self.detach and len(inner) >= DETACH_MIN:
+                        self.detached.append(inner)
+                        return ["C", i, *[enc(getattr(o, n)) for n in names], None]
                     return ["C", i, *[enc(getattr(o, n)) for n in names], self.segment(inner)]
             else:
                 defaults = _plain_defaults(t)
@@ -244,7 +279,19 @@ class _Encoder:
 
 def encode(obj: Any) -> bytes:
     """``obj`` as JSON bytes; CodecError for anything that is not evallint plain data."""
-    enc = _Encoder()
+    return _encode(_Encoder(), obj)
+
+
+def encode_parts(obj: Any) -> tuple[bytes, list[bytes]]:
+    """``obj`` encoded without its large lazy parts (a module's code tree), and those parts,
+    each an encoding of its own: an entry that is read often need not carry (nor have its
+    reader authenticate) what is decoded rarely. :func:`decode` leaves such an object
+    :func:`detached`."""
+    enc = _Encoder(detach=True)
+    return _encode(enc, obj), enc.detached
+
+
+def _encode(enc: _Encoder, obj: Any) -> bytes:
     try:
         body = enc.enc(obj)
         head: list[Any] = [enc.classes, body]
@@ -390,10 +437,12 @@ class _Decoder:
                 tuple(n for n in _field_names(cls) if n not in lazy_names), bool(lazy_names),
                 hasattr(object.__new__(cls), "__dict__"))
         names, lazy, has_dict = shape
+        start = end = -1
         if lazy:
-            if not values or type(data[-1]) is not int:
+            if not values or not (type(data[-1]) is int or data[-1] is None):
                 raise CodecError(f"{cls.__name__}: no lazy part")
-            start, end = self.span(data[-1])
+            if data[-1] is not None:  # else stored apart: see encode_parts
+                start, end = self.span(data[-1])
             values = values[:-1]
         if len(values) != len(names):
             raise CodecError(f"{cls.__name__}: {len(values)} values for {len(names)} fields")
@@ -404,7 +453,10 @@ class _Decoder:
             for name, value in zip(names, values, strict=True):
                 object.__setattr__(obj, name, value)
         if lazy:
-            obj.__dict__[LAZY_ATTR] = self.blob[start:end]
+            if start < 0:
+                obj.__dict__[DETACHED_ATTR] = None  # no loader yet: see attach
+            else:
+                obj.__dict__[LAZY_ATTR] = self.blob[start:end]
         return obj
 
 

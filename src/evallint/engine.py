@@ -29,7 +29,7 @@ from evallint.cache import (
 from evallint.config import Config
 from evallint.discovery import FileTask, discover
 from evallint.facts import FileFacts, Pos
-from evallint.fileindex import FileIndex
+from evallint.fileindex import FileIndex, content_digest
 from evallint.findings import Finding, Severity
 from evallint.frontend import FRONTENDS, ParseError
 from evallint.kinds import FileKind
@@ -65,6 +65,7 @@ class FileResult:
     cached: bool = False
     cacheable: bool = True
     payload: bytes | None = None  # the cache entry, encoded by the worker
+    apart: bytes | None = None  # its code tree, encoded to be stored apart (see _part_key)
     deps: list[reads.Dependency] = field(default_factory=list)  # other files the facts read
 
 
@@ -179,10 +180,13 @@ def _analyzer_for(config: Config, enabled: set[str], encode: bool,
         result = analyzer.analyze_bytes(*job) if isinstance(job, tuple) else analyzer.analyze(job)
         if encode and result.cacheable and not result.internal_error:
             try:
-                result.payload = datacodec.encode(
+                result.payload, parts = datacodec.encode_parts(
                     (result.facts, result.findings, result.suppressions, result.deps))
             except datacodec.CodecError:
                 result.cacheable = False
+            else:
+                result.apart = parts[0] if len(parts) == 1 else None
+                result.cacheable = len(parts) <= 1  # (one object with a lazy part: the facts)
         return result
 
     return handle
@@ -343,7 +347,8 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
     results: list[FileResult | None] = [None] * len(tasks)
     todo: list[tuple[int, str | None]] = []
     jobs_in: list[Job] = []
-    stored: list[tuple[int, str]] = []  # cache entries to read while the workers run
+    stored: list[tuple[int, str, str]] = []  # entries to read while the workers run (and
+    # the file's digest they were stored under)
     for i, task in enumerate(tasks):
         key = None
         text = buffers.get(task.abspath) if buffers else None
@@ -359,7 +364,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
                 continue
             key = cache.entry_key(task.kind, task.path, digest)
             if cache.has("files", key):
-                stored.append((i, key))
+                stored.append((i, key, digest))
                 continue
         todo.append((i, key))
         jobs_in.append(task)
@@ -372,9 +377,9 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
         checks imported, the cached results authenticated and decoded."""
         load_checks({t.kind for t in tasks}, part="parent")
         if cache is not None:
-            for i, key in stored:
+            for i, key, digest in stored:
                 hit = _from_entry(tasks[i], cache.get("files", key), index)
-                if hit is not None:
+                if hit is not None and _attach_part(hit, cache, key, digest, config):
                     results[i] = hit
                 else:
                     late.append((i, key))
@@ -397,7 +402,9 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
                 and res.cacheable):
             if res.payload is not None:
                 cache.put_encoded("files", key, res.payload)
-            res.payload = None
+                if res.apart is not None:
+                    cache.put_encoded("files", _part_key(cache, key), res.apart)
+            res.payload = res.apart = None
     cached = len(stored) - len(late)
     final = [r for r in results if r is not None]
     with reads.recording() as project_deps:
@@ -454,6 +461,57 @@ def _from_entry(task: FileTask, entry: object, index: FileIndex) -> FileResult |
             and reads.well_formed(deps) and reads.still_valid(deps, index)):
         return None
     return FileResult(task, facts, findings, sups, cached=True, deps=deps)
+
+
+def _part_key(cache: Store, key: str) -> str:
+    """Where the code tree of the file entry under ``key`` is stored: apart, since a run
+    after an edit reads every entry and decodes almost no tree (on deepeval 7 of the 9 MB of
+    entries are trees, and each byte read is authenticated)."""
+    return cache.entry_key("lazy part", key)
+
+
+def _attach_part(hit: FileResult, cache: Store, key: str, digest: str,
+                 config: Config) -> bool:
+    """Give facts whose code tree is stored apart the way to read it when the analysis asks
+    for it; False when it is not stored (the entry is then no use: the file is read again).
+    A tree found unreadable then (a damaged or foreign entry) is made again from the file,
+    if the file still holds the text it was made from."""
+    facts = hit.facts
+    if facts is None or not datacodec.detached(facts):
+        return True
+    part = _part_key(cache, key)
+    if not cache.has("files", part):
+        return False
+
+    def load() -> object:
+        found = cache.get("files", part)
+        return found if found is not None else _part_again(hit.task, config, digest, facts)
+
+    datacodec.attach(facts, load)
+    return True
+
+
+def _part_again(task: FileTask, config: Config, digest: str, facts: FileFacts) -> object:
+    """The lazy part of ``facts`` made again from the file, read once and parsed only when
+    its digest is still the one the facts were stored under (those bytes parsed in a worker
+    before); CodecError when the file changed or cannot be read."""
+    from evallint.source import SourceFile
+
+    limit = read_limit(task, config)
+    try:
+        data = read_bounded(task.abspath, limit)
+        if content_digest(data) != digest:
+            raise datacodec.CodecError(f"{task.path} changed while it was checked")
+        load_checks((task.kind,), part="worker")
+        source = SourceFile(path=Path(task.abspath), rel=task.path,
+                            text=decode(data, limit), data=data)
+        again = FRONTENDS[task.kind](source, config)
+    except (OSError, SourceError, ParseError, RecursionError, KeyError) as exc:
+        raise datacodec.CodecError(f"{task.path}: its code tree cannot be made again "
+                                   f"({_describe(exc)})") from None
+    if type(again) is not type(facts):
+        raise datacodec.CodecError(f"{task.path}: its code tree cannot be made again")
+    return datacodec.lazy_values(again)
 
 
 def _finish(

@@ -293,7 +293,8 @@ class PythonFacts(FileFacts):
         no part left to solve reads it, so that peak memory holds the trees of the parts in
         hand, not those of every part of the project."""
         state = self.__dict__
-        if "functions" in state and ("_tree" in state or datacodec.LAZY_ATTR in state):
+        if "functions" in state and ("_tree" in state or datacodec.LAZY_ATTR in state
+                                     or state.get(datacodec.DETACHED_ATTR) is not None):
             for name in _TREE:
                 state.pop(name, None)
 
