@@ -152,6 +152,20 @@ def _inner_lines(src: str) -> set[int]:
     return inside
 
 
+def _magic_indent(line: str) -> str | None:
+    """The indentation of a line magic, shell escape or automagic line, else None. Most
+    lines are none: a magic holds ``%`` or ``!``, an automagic line starts with a magic's
+    name or ends with ``?``, which plain tests find before any pattern is tried."""
+    if "%" in line or "!" in line:
+        m = _MAGIC.match(line)
+        if m:
+            return m.group(1)
+    words = line.split(None, 1)
+    if not words or (words[0] not in AUTOMAGIC and not line.rstrip().endswith("?")):
+        return None
+    return automagic(line)
+
+
 def join_cells(text: str) -> JoinedNotebook:
     """Parse notebook JSON and join its code cells; bad JSON raises ParseError."""
     try:
@@ -185,8 +199,7 @@ def join_cells(text: str) -> JoinedNotebook:
                 out.append("")
                 cont = raw.rstrip().endswith("\\")
                 continue
-            m = _MAGIC.match(raw)
-            indent = m.group(1) if m else automagic(raw)
+            indent = _magic_indent(raw)
             if indent is not None:
                 if inner is None:
                     inner = _inner_lines(src)
