@@ -512,16 +512,14 @@ def _tokens(code: str, start: int, end: int) -> Iterator[tuple[str, int, int, in
         prefix = code[i:j].lower()
         body = j + len(quote)
         k = body
-        while k < end:
-            if code[k] == "\\" and "r" not in prefix:
-                k += 2
+        while k < end:  # to the closing quote; a backslash takes the next character along
+            close = code.find(quote, k)
+            escape = code.find("\\", k, end)
+            if escape != -1 and (close == -1 or escape < close):
+                k = escape + 2
                 continue
-            if code[k] == "\\":
-                k += 2
-                continue
-            if code.startswith(quote, k):
-                break
-            k += 1
+            k = close if close != -1 and close < end else end
+            break
         yield prefix, body, k, len(quote)
         i = k + len(quote)
 
@@ -532,13 +530,23 @@ def _decode(code: str, prefix: str, start: int, end: int,
     raw = "r" in prefix
     i = start
     while i < end:
-        c = code[i]
-        if c == "\r" and code.startswith("\r\n", i):
-            i += 1
+        # the characters up to the next carriage return or escape stand for themselves
+        stop = code.find("\r", i, end)
+        escape = -1 if raw else code.find("\\", i, end)
+        if escape != -1 and (stop == -1 or escape < stop):
+            stop = escape
+        if stop == -1:
+            stop = end
+        if stop > i:
+            text.extend(code[i:stop])
+            where.extend(range(i, stop))
+            i = stop
             continue
-        if c != "\\" or raw:
-            text.append(c)
-            where.append(i)
+        c = code[i]
+        if c == "\r":
+            if not code.startswith("\r\n", i):
+                text.append(c)
+                where.append(i)
             i += 1
             continue
         nxt = code[i + 1] if i + 1 < end else ""
