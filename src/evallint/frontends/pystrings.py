@@ -72,16 +72,16 @@ _DOLLAR = re.compile(r"\$(?:(\$)|([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\})")
 _PERCENT = re.compile(r"%%|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 
 
-def prompt_module(code: str) -> bool:
+def prompt_module(code: str, low: str | None = None) -> bool:
     """For a module the LLM prefilter skips (no SDK, no judge word): only a prompt-specific
     shape is worth a parse (``*_PROMPT``, LangChain's ``*Prompt*`` classes, dspy fields):
     ``TEMPLATES`` and ``template =`` are everywhere in web and tooling code. Three substring
     tests, as every skipped file pays them."""
     return ("PROMPT" in code or "Prompt" in code or "InputField" in code) and (
-        may_hold_templates(code))
+        may_hold_templates(code, low))
 
 
-def may_hold_templates(code: str) -> bool:
+def may_hold_templates(code: str, low: str | None = None) -> bool:
     """The cheap test before ``ast.parse``: could this module hold a prompt template that a
     rule can speak of? A template's shape or use, and a word of the evaluator's side or of a
     rubric somewhere (every template rule needs a judge's template or a rubric variable)."""
@@ -90,7 +90,7 @@ def may_hold_templates(code: str) -> bool:
                 and _ASSIGNED.search(code) is not None)
             or (('"content"' in code or "'content'" in code) and "role" in code)):
         return False
-    low = code.lower()
+    low = code.lower() if low is None else low  # (the caller's, when it has it)
     return any(w in low for w in _RULE_WORDS)
 
 

@@ -54,9 +54,10 @@ def module_name(rel: str) -> str:
     return ".".join(parts)
 
 
-def needs_cst(text: str) -> bool:
-    """The cheap test: could this file hold an LLM call, an evaluator or a model constant?"""
-    low = text.lower()
+def needs_cst(text: str, low: str | None = None) -> bool:
+    """The cheap test: could this file hold an LLM call, an evaluator or a model constant?
+    (``low``: the text lowercased, when the caller has it)"""
+    low = text.lower() if low is None else low
     return any(w in low for w in PREFILTER_WORDS)
 
 
@@ -141,8 +142,9 @@ def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | N
         pos_map = joined.pos
     package = facts.module if source.rel.endswith("__init__.py") else (
         facts.module.rpartition(".")[0])
-    if not force and not needs_cst(code):
-        if prompt_module(code):
+    low = code.lower()  # (the prefilters below test words in any case)
+    if not force and not needs_cst(code, low):
+        if prompt_module(code, low):
             facts.prompts = _templates_only(code, source.rel, pos_map)
         if "import" in code:
             facts.imported = imported_modules(code, package)
@@ -159,11 +161,12 @@ def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | N
             return facts, None
         raise
     module_tree = None if joined is not None else tree
-    if joined is not None:
+    if joined is not None and joined.code != code:  # cells left out that do not parse
         code = joined.code
+        low = code.lower()
     facts.digest = _digest(code)
     facts.skipped_cells = tuple(skipped)
-    if may_hold_templates(code):
+    if may_hold_templates(code, low):
         facts.prompts = _templates(tree, code, source.rel, pos_map)
     if not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)

@@ -81,9 +81,17 @@ def merge(vals: Sequence[Val]) -> Val:
                None, tuple(compares), False, chained, scored, system=tuple(system))
 
 
+# Every match of SCORE_TEXT holds one of these, in any case (their letters have no other case
+# forms the pattern's IGNORECASE would also match, as it does 'ſ' for 's'): most string
+# constants hold none, found by a few substring tests instead of the pattern tried at every
+# position of the text.
+_SCORE_LETTERS = ("core", "rat", "grade", "cale")  # score, rate/rating, grade, scale
+
+
 def asks_score(text: str) -> bool:
     """Does this text ask for a numeric score? (the whole constant, not the truncated one)"""
-    return bool(SCORE_TEXT.search(text))
+    low = text.lower()
+    return any(w in low for w in _SCORE_LETTERS) and bool(SCORE_TEXT.search(text))
 
 
 def literal(text: str) -> Val:

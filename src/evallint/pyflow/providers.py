@@ -101,21 +101,26 @@ def _inside(module: str, package: str) -> bool:
 
 
 def has_sdk_call(facts: PythonFacts) -> bool:
-    """Could this module call an LLM SDK? (the interpreter decides for sure)"""
+    """Could this module call an LLM SDK? (the interpreter decides for sure) A callee and
+    whether the call names a model decide it: each pair is tested once per module."""
+    seen: set[tuple[str, bool]] = set()
     for fn in facts.functions.values():
         for c in fn.calls:
+            shape = (c.func, c.kw("model") is not None)
+            if shape in seen:
+                continue
+            seen.add(shape)
             root = c.func.split(".")[0]
-            if chat_ctor(f"{facts.imports.get(root, '')}{c.func[len(root):]}"):
+            target = facts.imports.get(root, "")
+            if chat_ctor(f"{target}{c.func[len(root):]}"):
                 return True
             dotted = "." + c.func
             if dotted.endswith(_SDK_SUFFIXES):
                 return True
-            if mistral_call(c.func, c.kw("model") is not None, facts.imports):
+            if mistral_call(c.func, shape[1], facts.imports):
                 return True
-            if framework_evaluator(f"{facts.imports.get(root, '')}{c.func[len(root):]}"):
+            if framework_evaluator(f"{target}{c.func[len(root):]}"):
                 return True
-            root = c.func.split(".")[0]
-            target = facts.imports.get(root, "")
             if target.split(".")[0] == "litellm":
                 return True
             if target.startswith(GOOGLE_LLM_MODULES):
@@ -129,9 +134,14 @@ def framework_roots(facts: PythonFacts) -> tuple[str, ...]:
     project does not hold a package of that name (the framework's own repository, or a
     project whose ``agents/`` package is its own code)."""
     roots: list[str] = []
+    seen: set[str] = set()
     for fn in facts.functions.values():
         for c in fn.calls:
-            fw = facts.imports.get(c.func.split(".")[0], "").split(".")[0]
+            root = c.func.split(".")[0]
+            if root in seen:
+                continue
+            seen.add(root)
+            fw = facts.imports.get(root, "").split(".")[0]
             if fw in FRAMEWORK_ROOTS and not _inside(facts.module, fw):
                 roots.append(fw)
     return tuple(dict.fromkeys(roots))

@@ -16,6 +16,10 @@ from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, r
 EVAL_ARTIFACTS = frozenset({"eval", "evals", "evaluation", "evaluations", "rubric", "rubrics",
                             "criteria", "assertion", "assertions", "test", "tests", "checklist",
                             "testcases", "metric", "metrics"})
+# The artifact words none of the others is part of: a name holding none of these letters
+# holds no artifact token (most names), which plain substring tests find before any split.
+_ARTIFACT_LETTERS = tuple(sorted(w for w in EVAL_ARTIFACTS
+                                 if not any(o != w and o in w for o in EVAL_ARTIFACTS)))
 _MAKE_VERBS = frozenset({"generate", "write", "create", "synthesize", "draft"})
 _MAKE_NOUNS = frozenset({"generation", "creation", "synthesis", "writing", "writer",
                          "generator"})
@@ -36,6 +40,9 @@ def makes_eval_artifacts(name: str) -> bool:
     artifact's prompt: ``write_eval_prompt`` writes a judge prompt), or an artifact followed
     by a production noun, as English compounds put their head last (``generation_eval`` is
     an evaluation of a generation)."""
+    low = name.lower()
+    if not any(w in low for w in _ARTIFACT_LETTERS):
+        return False
     tokens = name_tokens(name)
     for i, t in enumerate(tokens):
         if t not in EVAL_ARTIFACTS:
