@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import lru_cache
 
 from evallint.pyflow.providers import GOOGLE_LLM_MODULES, SDK_CALL_TEXT, SDK_ROOTS
 from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, role_from_name
@@ -55,11 +56,12 @@ def makes_eval_artifacts(name: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=16384)
 def function_role(name: str) -> Role:
     """A function's role from its name; when the name has words of both roles
     (``judge_draft``, ``score_answer``) its first word, the verb, decides. A function that
     makes evaluations (``generate_evals``) or plans one (``create_review_plan``) has no role
-    of the loop."""
+    of the loop. (Memoised: a project gives thousands of functions a few hundred names.)"""
     if makes_eval_artifacts(name):
         return Role.UNKNOWN
     tokens = name_tokens(name)
