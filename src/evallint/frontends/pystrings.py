@@ -17,6 +17,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from evallint.facts import Pos, TemplateFacts, TemplateVar
 from evallint.facts.prompt_files import PyPromptFacts
@@ -265,6 +266,8 @@ class _Finder:
         stack: list[ast.AST] = [node]
         while stack:
             cur = stack.pop()
+            if type(cur) in _LEAVES:  # nothing below them is a use (a name's context node)
+                continue
             if isinstance(cur, ast.Call):
                 self._call(cur, scope)
             elif isinstance(cur, ast.BinOp) and isinstance(cur.op, ast.Mod):
@@ -379,14 +382,14 @@ def _hot_lines(code: str) -> list[int]:
         while at != -1:
             offsets.add(at)
             at = code.find(word, at + 1)
-    if not offsets:
-        return []
-    starts = [0]
-    at = code.find("\n")
-    while at != -1:
-        starts.append(at + 1)
-        at = code.find("\n", at + 1)
-    return sorted({bisect.bisect_right(starts, off) for off in offsets})
+    lines: list[int] = []
+    line, last = 1, 0
+    for off in sorted(offsets):  # each line: 1 + the newlines before it, counted onward
+        line += code.count("\n", last, off)
+        last = off
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 def _message_content(node: ast.expr) -> ast.expr | None:
@@ -461,11 +464,9 @@ class _Source:
     def __init__(self, code: str) -> None:
         self.code = code
         self.lines = code.split("\n")
-        self.starts: list[int] = []
-        off = 0
-        for line in self.lines:
-            self.starts.append(off)
-            off += len(line) + 1
+        # where each line starts: the lengths before it, each with its newline
+        self.starts: list[int] = list(accumulate(map(len, self.lines[:-1]),
+                                                 lambda at, n: at + n + 1, initial=0))
 
     def offset(self, line: int, byte_col: int) -> int:
         if not 0 < line <= len(self.lines):
@@ -485,6 +486,8 @@ class _Source:
 
 
 _QUOTES = ('"""', "'''", '"', "'")
+# Nodes whose children hold no call, formatting or message: a walk stops at them.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del})
 _SIMPLE_ESC = {"\n": "", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "f": "\f",
                "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
