@@ -171,7 +171,7 @@ def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | N
     if not force and not needs_analysis(tree, code):
         facts.imported = imported_modules(code, package)
         return facts, module_tree
-    builder = Builder(tree, code, pos_map)
+    builder = Builder(tree, code, None if pos_map is _plain_pos else pos_map)
     try:
         builder.build(package)
     except RecursionError:

@@ -120,9 +120,10 @@ class _Fn:
 
 class Builder:
     """Builds the facts of one module. ``pos_map`` turns (line, 0-based column in characters)
-    into a Pos (notebooks map the joined code back to cells)."""
+    into a Pos (notebooks map the joined code back to cells); None for a plain module, whose
+    positions are its own (the commonest case, made here without a call per node)."""
 
-    def __init__(self, tree: ast.Module, code: str, pos_map: PosMap) -> None:
+    def __init__(self, tree: ast.Module, code: str, pos_map: PosMap | None) -> None:
         self.tree = tree
         self.pos_map = pos_map
         self._lines: list[str] | None = None
@@ -146,11 +147,13 @@ class Builder:
                 self._lines = self._code.splitlines()
             col = char_column(self._lines[line - 1] if 0 < line <= len(self._lines) else "",
                               col)
-        return self.pos_map(line, col)
+        return Pos(line, col + 1) if self.pos_map is None else self.pos_map(line, col)
 
     def end_line(self, node: ast.AST) -> int:
-        end = getattr(node, "end_lineno", None)
-        return self.pos_map(end, 0).line if end else 0
+        end: int | None = getattr(node, "end_lineno", None)
+        if not end:
+            return 0
+        return end if self.pos_map is None else self.pos_map(end, 0).line
 
     # ------------------------------------------------------------------ module
 
