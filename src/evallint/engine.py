@@ -485,7 +485,9 @@ def _attach_part(hit: FileResult, cache: Store, key: str, digest: str,
 
     def load() -> object:
         found = cache.get("files", part)
-        return found if found is not None else _part_again(hit.task, config, digest, facts)
+        if isinstance(found, tuple) and len(found) == len(type(facts).__lazy_fields__):
+            return found
+        return _part_again(hit.task, config, digest, facts)
 
     datacodec.attach(facts, load)
     return True
