@@ -483,9 +483,11 @@ def _attach_part(hit: FileResult, cache: Store, key: str, digest: str,
     if not cache.has("files", part):
         return False
 
+    size = len(getattr(type(facts), "__lazy_fields__", ()))
+
     def load() -> object:
         found = cache.get("files", part)
-        if isinstance(found, tuple) and len(found) == len(type(facts).__lazy_fields__):
+        if isinstance(found, tuple) and len(found) == size:
             return found
         return _part_again(hit.task, config, digest, facts)
 
