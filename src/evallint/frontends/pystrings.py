@@ -51,6 +51,19 @@ _SHAPE_WORDS = ("PROMPT", "TEMPLATE", "INSTRUCTION", "SYSTEM_", "InputField", "f
 # and the rubric's plural: a module without any holds no template a rule can report.
 _RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "criteria")
 _ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?(?:\s*[:=]|\()")
+_ASSIGNED_TAIL = re.compile(r"s?(?:\s*[:=]|\()")  # what follows the word in _ASSIGNED
+
+
+def _assigned(code: str) -> bool:
+    """``_ASSIGNED.search(code)``, tried only where one of its words occurs (str.find), not
+    at every position of the module."""
+    for word in ("prompt", "template", "instructions"):
+        at = code.find(word)
+        while at != -1:
+            if _ASSIGNED_TAIL.match(code, at + len(word)):
+                return True
+            at = code.find(word, at + 1)
+    return False
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
 _HOT_WORDS = (".format(", " % ", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
@@ -88,7 +101,7 @@ def may_hold_templates(code: str, low: str | None = None) -> bool:
     rubric somewhere (every template rule needs a judge's template or a rubric variable)."""
     if not (any(w in code for w in _SHAPE_WORDS)
             or (("prompt" in code or "template" in code or "instructions" in code)
-                and _ASSIGNED.search(code) is not None)
+                and _assigned(code))
             or (('"content"' in code or "'content'" in code) and "role" in code)):
         return False
     low = code.lower() if low is None else low  # (the caller's, when it has it)
