@@ -50,20 +50,10 @@ _SHAPE_WORDS = ("PROMPT", "TEMPLATE", "INSTRUCTION", "SYSTEM_", "InputField", "f
 # Substrings of EVALUATOR_WORDS that are not parts of common words ("generate", "medieval"),
 # and the rubric's plural: a module without any holds no template a rule can report.
 _RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "criteria")
-_ASSIGNED = re.compile(r"(?:prompt|template|instructions)s?(?:\s*[:=]|\()")
-_ASSIGNED_TAIL = re.compile(r"s?(?:\s*[:=]|\()")  # what follows the word in _ASSIGNED
-
-
-def _assigned(code: str) -> bool:
-    """``_ASSIGNED.search(code)``, tried only where one of its words occurs (str.find), not
-    at every position of the module."""
-    for word in ("prompt", "template", "instructions"):
-        at = code.find(word)
-        while at != -1:
-            if _ASSIGNED_TAIL.match(code, at + len(word)):
-                return True
-            at = code.find(word, at + 1)
-    return False
+# A prompt or template bound or passed by name ("prompt =", "templates:", "instructions(")
+# is one of these words followed by this tail.
+_ASSIGNED_WORDS = ("prompt", "template", "instructions")
+_ASSIGNED_TAIL = re.compile(r"s?(?:\s*[:=]|\()")
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
 _HOT_WORDS = (".format(", " % ", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
@@ -95,13 +85,23 @@ def prompt_module(code: str, low: str | None = None) -> bool:
         may_hold_templates(code, low))
 
 
+def _assigned(code: str) -> bool:
+    """Is a prompt or template bound or passed by name? The tail is tried only where one of
+    the words occurs (str.find), not at every position of the module."""
+    for word in _ASSIGNED_WORDS:
+        at = code.find(word)
+        while at != -1:
+            if _ASSIGNED_TAIL.match(code, at + len(word)):
+                return True
+            at = code.find(word, at + 1)
+    return False
+
+
 def may_hold_templates(code: str, low: str | None = None) -> bool:
     """The cheap test before ``ast.parse``: could this module hold a prompt template that a
     rule can speak of? A template's shape or use, and a word of the evaluator's side or of a
     rubric somewhere (every template rule needs a judge's template or a rubric variable)."""
-    if not (any(w in code for w in _SHAPE_WORDS)
-            or (("prompt" in code or "template" in code or "instructions" in code)
-                and _assigned(code))
+    if not (any(w in code for w in _SHAPE_WORDS) or _assigned(code)
             or (('"content"' in code or "'content'" in code) and "role" in code)):
         return False
     low = code.lower() if low is None else low  # (the caller's, when it has it)
