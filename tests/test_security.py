@@ -7,6 +7,7 @@ symlink that leaves the project.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -372,6 +373,47 @@ def test_empty_tuples_travel_as_empty_arrays_and_come_back_as_tuples() -> None:
     assert datacodec.decode(blob) == value
     assert datacodec.decode(b'[[], []]') == ()
 
+
+
+def test_fields_left_at_their_defaults_are_left_out_and_come_back_fresh() -> None:
+    """A summary that sets only its position is encoded as that one field; the fields made
+    by a factory (a dict, ``ModelInfo()``) come back as new objects, one per decoding."""
+    from evallint.facts import Pos
+    from evallint.pyflow.summaries import ModelInfo, Summary
+
+    blob = datacodec.encode(Summary(pos=Pos(3, 4)))
+    classes, body = json.loads(blob)
+    assert body == ["C", classes.index("evallint.pyflow.summaries:Summary"),
+                    ["C", classes.index("evallint.facts:Pos"), 3, 4]]
+    first, second = datacodec.decode(blob), datacodec.decode(blob)
+    assert first == second == Summary(pos=Pos(3, 4))
+    first.slots[1] = frozenset({"judge"})
+    first.model.fixed = "m"
+    assert second.slots == {} and second.model == ModelInfo()
+    busy = Summary(pos=Pos(1, 1), sinks={0: frozenset({"judge"})}, meta=True)
+    assert datacodec.decode(datacodec.encode(busy)) == busy
+    assert datacodec.decode(datacodec.encode(Summary())) == Summary()
+
+
+def test_only_factories_that_always_make_the_same_value_give_a_default() -> None:
+    from evallint.pyflow.summaries import ModelInfo
+
+    assert datacodec._made_default(dict) == {}
+    assert datacodec._made_default(ModelInfo) == ModelInfo()
+    assert datacodec._made_default(lambda: {}) is datacodec._NO_DEFAULT
+    assert datacodec._made_default(dataclasses.MISSING) is datacodec._NO_DEFAULT
+
+
+@pytest.mark.parametrize("value", ['"evaluator"', '"nope"', "3", "null"])
+def test_an_enum_member_is_read_by_its_value_and_nothing_else(value: str) -> None:
+    from evallint.roles import Role
+
+    blob = f'[["evallint.roles:Role"], ["E", 0, {value}]]'.encode()
+    if value == '"evaluator"':
+        assert datacodec.decode(blob) is Role.EVALUATOR
+    else:
+        with pytest.raises(datacodec.CodecError):
+            datacodec.decode(blob)
 
 def _module_facts(tmp_path: Path) -> Any:
     from evallint.frontends.python_front import build_facts

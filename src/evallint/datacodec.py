@@ -49,14 +49,33 @@ _DEFAULTS: dict[type, tuple[Any, ...]] = {}
 
 
 def _plain_defaults(cls: type) -> tuple[Any, ...]:
-    """Each field's plain default (``default_factory`` fields have none here), for leaving
-    trailing defaults out of an encoding; the decoder's ``cls(*values)`` puts them back."""
+    """Each field's default, for leaving trailing defaults out of an encoding; the decoder's
+    ``cls(*values)`` puts them back. A ``default_factory`` field's default is what its
+    factory makes, when that is always the same (see :func:`_made_default`). A class whose
+    ``__init__`` does more than store its fields has none: it is decoded field by field."""
     found = _DEFAULTS.get(cls)
     if found is None:
-        found = tuple(f.default if f.default is not dataclasses.MISSING else _NO_DEFAULT
-                      for f in dataclasses.fields(cls))
+        fields = dataclasses.fields(cls)
+        if not _plain_init(cls):
+            found = (_NO_DEFAULT,) * len(fields)
+        else:
+            found = tuple(f.default if f.default is not dataclasses.MISSING
+                          else _made_default(f.default_factory) for f in fields)
         _DEFAULTS[cls] = found
     return found
+
+
+def _made_default(factory: Any) -> Any:
+    """What ``factory()`` makes, when every call makes an equal value: an empty dict, list
+    or set, or one of our plain dataclasses whose fields all have such defaults (empty
+    ``{}`` or ``ModelInfo()``: the commonest values of a summary). Else no default."""
+    if factory in (dict, list, set):
+        return factory()
+    if isinstance(factory, type) and dataclasses.is_dataclass(factory) and \
+            factory.__module__.startswith(_PACKAGE) and _plain_init(factory) and \
+            _NO_DEFAULT not in _plain_defaults(factory):
+        return factory()
+    return _NO_DEFAULT
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -419,6 +438,9 @@ class _Decoder:
             cls = self.classes[self.cls(data[1])]
             if not issubclass(cls, Enum):
                 raise CodecError("not an enum")
+            member = cls._value2member_map_.get(data[2]) if type(data[2]) is str else None
+            if member is not None:  # (the members by value: no call of the enum class)
+                return member
             try:
                 return cls(data[2])
             except ValueError as exc:

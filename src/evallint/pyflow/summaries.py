@@ -73,26 +73,28 @@ class ModelInfo:
 
 @dataclass
 class Summary:
-    llm: bool = False
+    # (Fields in the order of how often they differ from their defaults in real projects: the
+    # result cache leaves out trailing defaults, and most summaries set only ``pos``.)
+    pos: Pos | None = None
+    returns: frozenset[L] = frozenset()
     role: Role = Role.UNKNOWN
     role_evidence: tuple[str, ...] = ()
-    returns: frozenset[L] = frozenset()
-    slots: dict[int, frozenset[str]] = field(default_factory=dict)
-    sinks: dict[int, frozenset[str]] = field(default_factory=dict)  # param -> roles reached
-    model: ModelInfo = field(default_factory=ModelInfo)
-    reasoning: tuple[str, ...] = ()
-    called_roles: frozenset[str] = frozenset()
-    structured: bool = False
+    llm: bool = False
     n_llm: int = 0
-    pos: Pos | None = None
+    called_roles: frozenset[str] = frozenset()
+    # the roles of the LLM calls made in the function itself, as decided there
+    own_call_roles: frozenset[Role] = frozenset()
+    model: ModelInfo = field(default_factory=ModelInfo)
+    structured: bool = False
+    slots: dict[int, frozenset[str]] = field(default_factory=dict)
+    reasoning: tuple[str, ...] = ()
     # Every return is a tuple display of this many elements: what each element holds, so the
     # caller's ``text, history = f()`` keeps them apart (empty: not known element-wise).
     return_elts: tuple[frozenset[L], ...] = ()
+    sinks: dict[int, frozenset[str]] = field(default_factory=dict)  # param -> roles reached
     # its LLM call routes, rewrites a judge prompt or judges the input (``Interp.meta``): a
     # call of it is no evaluator of the generator, whatever its input and result
     meta: bool = False
-    # the roles of the LLM calls made in the function itself, as decided there
-    own_call_roles: frozenset[Role] = frozenset()
 
     def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
                    model_where: str) -> None:
