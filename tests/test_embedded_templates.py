@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from evallint.classify import MAX_COLLECTION_BYTES, classify
+from evallint.classify import classify
 from evallint.config import parse_config
 from evallint.engine import run_check
 from evallint.frontends.embedded import decode_quoted, string_locator
@@ -76,11 +76,17 @@ def test_data_rows_are_not_prompt_collections() -> None:
     assert classify("sets/judges.jsonl", json.dumps(JUDGE)) is not None
 
 
-def test_a_big_jsonl_file_is_never_read(tmp_path: Path) -> None:
+def test_a_big_collection_is_read_and_one_past_the_size_limit_is_el901(tmp_path: Path) -> None:
+    """A collection is told by its first records, whatever its size: over a megabyte it is
+    still read (padding must not hide a judge), and past max-file-size it is EL901, never
+    silently dropped."""
     line = json.dumps(JUDGE) + "\n"
-    write_files(tmp_path, {"data/big.jsonl": line * (MAX_COLLECTION_BYTES // len(line) + 10)})
+    write_files(tmp_path, {"sets/big.jsonl": line * (1_100_000 // len(line))})
     result = lint_tree(tmp_path, {"EL102", "EL901"})
-    assert result.files == [] and result.findings == []
+    assert {f.code for f in result.findings} == {"EL102"}
+    result = lint_tree(tmp_path, {"EL102", "EL901"}, config={"max-file-size": 1_000_000})
+    assert [(f.path, f.code) for f in result.findings] == [("sets/big.jsonl", "EL901")]
+    assert "max-file-size" in result.findings[0].message
 
 
 def test_records_after_a_templateless_start_are_not_read(tmp_path: Path) -> None:

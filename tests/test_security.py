@@ -97,7 +97,7 @@ def test_a_findings_free_entry_signed_with_another_key_is_a_miss(dirty: Path,
     for entry in entries(dirty):
         if entry.name.startswith("pack-"):
             store = Store(entry.parents[1], key, "")
-            for k, (_mac, payload) in read_pack(entry).items():
+            for k, (_mac, payload) in read_pack(entry.parent, entry.name, key).items():
                 facts, _findings, sups, deps = datacodec.decode(payload)
                 # the attacker drops the finding and signs the entry with their own key
                 store.put_encoded("files", k, datacodec.encode((facts, [], sups, deps)))
@@ -123,9 +123,12 @@ def test_an_entry_edited_without_the_key_is_a_miss(dirty: Path) -> None:
     check(dirty)
     drop_whole_runs(dirty)
     (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
-    ((k, (mac, payload)),) = read_pack(pack).items()
+    user_key = Path(os.environ["EVALLINT_CACHE_KEY"]).read_bytes()
+    ((k, (mac, payload)),) = read_pack(pack.parent, pack.name, user_key).items()
     facts, _findings, sups, deps = datacodec.decode(payload)
-    pack.write_bytes(pack_bytes({k: (mac, datacodec.encode((facts, [], sups, deps)))}))
+    # the attacker keeps the entry's HMAC and signs the index with a key of their own
+    pack.write_bytes(pack_bytes({k: (mac, datacodec.encode((facts, [], sups, deps)))},
+                                b"attacker" * 4))
     code, out, err = check(dirty)
     assert code == 1 and "EL102" in out and "from cache" not in err
 
@@ -150,8 +153,8 @@ def test_a_damaged_pack_is_a_miss_and_never_a_crash(dirty: Path, damage: str) ->
     drop_whole_runs(dirty)
     (pack,) = [e for e in entries(dirty) if e.name.startswith("pack-")]
     blob = pack.read_bytes()
-    head = len(PACK_MAGIC) + 16  # the magic, the index's length; then the first record:
-    # key (64), HMAC (64), offset (16), length (16), each hex
+    head = len(PACK_MAGIC) + 16 + 64  # the magic, the index's length and HMAC; then the
+    # first record: key (64), HMAC (64), offset (16), length (16), each hex
     if damage == "truncated":
         blob = blob[:-10]
     elif damage == "bad key":
@@ -159,7 +162,7 @@ def test_a_damaged_pack_is_a_miss_and_never_a_crash(dirty: Path, damage: str) ->
     elif damage == "huge length":
         blob = blob[:head + 144] + b"f" * 16 + blob[head + 160:]
     elif damage == "index past the end":
-        blob = blob[:len(PACK_MAGIC)] + b"f" * 16 + blob[head:]
+        blob = blob[:len(PACK_MAGIC)] + b"f" * 16 + blob[len(PACK_MAGIC) + 16:]
     elif damage == "offset past the end":
         blob = blob[:head + 128] + b"%016x" % len(blob) + blob[head + 144:]
     elif damage == "bad offset":

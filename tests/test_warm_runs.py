@@ -117,7 +117,7 @@ def test_a_dependency_that_changed_or_appeared_is_not_valid(tmp_path: Path) -> N
     f = tmp_path / "t.txt"
     f.write_text("one\n")
     with reads.recording() as deps:
-        reads.read_file(f, 100)
+        reads.read_file(f, 100, (str(tmp_path.resolve()),))
         assert not reads.exists(tmp_path / "later.txt")
     assert reads.still_valid(deps, FileIndex())
     (tmp_path / "later.txt").write_text("")

@@ -17,23 +17,25 @@ import hashlib
 import hmac
 import os
 import re
-import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evallint import datacodec
+from evallint.safefs import Folder, UnsafePath
 from evallint.source import read_bounded
 
 MAGIC = b"evallint-cache 2\n"
-PACK_MAGIC = b"evallint-pack 2\n"
+PACK_MAGIC = b"evallint-pack 3\n"
 # Namespaces kept in pack files: one file per run holding every new entry. Thousands of
 # one-entry files cost more to create and open than the entries take to compute on some file
 # systems (4,300 creations took 3.5 s here). A pack is its magic, the index's length (16 hex
-# digits), the index (a record per entry: key, HMAC, offset and length of the payload after
-# the index, in hex), then the payloads: a run reads the indexes, and then only the payloads
-# it uses, never a whole pack (a merged pack may hold many older entries).
+# digits), the index's HMAC (64 hex digits), the index (a record per entry: key, HMAC, offset
+# and length of the payload after the index, in hex), then the payloads: a run reads the
+# indexes, and then only the payloads it uses, never a whole pack (a merged pack may hold
+# many older entries). A pack whose index does not authenticate is not ours: it is neither
+# read nor removed.
 PACKED = frozenset({"files", "pyflow"})
 # Packed namespaces whose merged pack keeps only what the run wrote and read: an entry of the
 # project analysis no run asked for belongs to a part that no longer exists.
@@ -42,7 +44,7 @@ MAX_INDEX = 64 * 1024 * 1024  # over every pack's index: a planted pack cannot m
 MAX_PACKS = 8  # beyond this many packs, the next write merges them into one
 MAX_MERGED = 256 * 1024 * 1024  # a merged pack keeps older entries up to this many bytes
 _RECORD = 64 + 64 + 16 + 16  # an index record: key, HMAC, payload offset, payload length
-_HEAD = len(PACK_MAGIC) + 16
+_HEAD = len(PACK_MAGIC) + 16 + 64  # magic, the index's length, its HMAC
 _HEX = re.compile(rb"[0-9a-f]+")
 KEY_BYTES = 32
 MAX_ENTRY = 256 * 1024 * 1024  # an entry larger than this was not written by us
@@ -109,54 +111,63 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
 def resolve_folder(root: Path, configured: str, override: str | None) -> Path:
     """The cache folder: ``override`` (command line, environment) as given; otherwise the
     config's relative ``cache-dir`` under the project root, which must stay inside the root
-    even after symlinks are followed (a committed symlink must not aim our writes elsewhere)."""
-    if override:
-        return Path(override).expanduser().absolute()
-    folder = root / configured
+    even after symlinks are followed (a committed symlink must not aim our writes elsewhere).
+    An override that names a folder inside the project must stay inside it too: the person
+    who typed ``--cache-dir .evallint_cache`` did not mean a symlink committed there."""
     real_root = root.resolve()
+    if override:
+        folder = Path(override).expanduser().absolute()
+        if _inside(Path(os.path.normpath(folder)), root.absolute()) and \
+                not _inside(folder.resolve(), real_root):
+            raise CacheUnavailable(f"the cache folder {override} is a symlink out of the "
+                                   "project")
+        return folder
+    folder = root / configured
     if not _inside(folder.resolve(), real_root):
         raise CacheUnavailable(f"cache-dir '{configured}' leads outside the project root "
                                f"(set {ENV_CACHE_DIR} or --cache-dir for a folder elsewhere)")
     return folder
 
 
-def prepare_folder(folder: Path) -> None:
-    """Create the folder with its ``.gitignore`` and ``CACHEDIR.TAG`` (kept if present)."""
+def open_folder(folder: Path, version: str) -> Folder:
+    """The cache folder (created, with its ``.gitignore`` and ``CACHEDIR.TAG`` kept if
+    present) and, inside it, the folder of this cache ``version``, opened for the run.
+    Every name inside is then used through the opened folder, never followed as a symlink:
+    a committed ``.evallint_cache/v2 -> ~`` turns caching off, it does not aim our writes."""
+    top: Folder | None = None
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        top = Folder.open(folder, create=True)
         for name, text in ((".gitignore", "# created by evallint\n*\n"),
                            ("CACHEDIR.TAG", CACHEDIR_TAG)):
-            target = folder / name
-            if not os.path.lexists(target):
-                _write_new(target, text.encode(), mode=0o644)
+            if top.kind(name) is None:
+                top.write(name, text.encode(), mode=0o644)
+        return top.sub(version)
+    except UnsafePath as exc:
+        raise CacheUnavailable(f"{exc.strerror or exc} inside the cache folder") from None
     except OSError as exc:
         raise CacheUnavailable(f"cannot create the cache folder {folder}: "
                                f"{exc.strerror or exc}") from None
+    finally:
+        if top is not None:
+            top.close()
 
 
-def _write_new(target: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write ``data`` to ``target`` atomically; a planted symlink there is replaced, not
-    followed (the temporary name is created exclusively, ``os.replace`` renames over links)."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+_KEY_NAME = re.compile(r"[0-9a-f]{64}")
+_SHARD = re.compile(r"[0-9a-f]{2}")
 
 
 class Store:
-    """Authenticated plain-data entries under ``folder/<namespace>/``."""
+    """Authenticated plain-data entries under ``folder/<namespace>/``, the folder opened once
+    (:class:`~evallint.safefs.Folder`): no symlink inside it is ever followed, and only
+    files that authenticate as this user's are ever removed."""
 
-    def __init__(self, folder: Path, key: bytes, salt: str) -> None:
-        self.folder = folder
+    def __init__(self, folder: Folder | Path, key: bytes, salt: str) -> None:
+        self.folder = folder if isinstance(folder, Folder) else Folder.open(folder, create=True)
         self._key = key
         self.salt = salt
         self.enabled = True
-        self._made: set[Path] = set()  # folders known to exist
+        self.problem: str | None = None  # why caching stopped mid-run (shown as a warning)
+        self._folders: dict[tuple[str, ...], Folder | None] = {}  # opened subfolders
         # packed namespaces: key -> (the pack, where its record starts in the pack's index)
         self._index: dict[str, dict[str, tuple[_Pack, int]]] = {}
         self._packs: dict[str, list[_Pack]] = {}  # the packs the index was read from
@@ -164,21 +175,54 @@ class Store:
         self._pending: dict[str, list[tuple[str, bytes, bytes]]] = {}  # key, mac, payload
 
     def entry_key(self, *parts: str | bytes) -> str:
-        """A digest of the salt (evallint's code, config, rules) and ``parts``."""
+        """A digest of the salt (evallint's code, config, rules, the project) and ``parts``."""
         h = hashlib.sha256(self.salt.encode())
         for part in parts:
             h.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
         return h.hexdigest()
 
-    def _path(self, namespace: str, key: str) -> Path:
-        return self.folder / namespace / key[:2] / key
+    def _sub(self, *names: str, create: bool) -> Folder | None:
+        """The folder ``names`` under the cache folder, or None: missing (and not
+        ``create``), or not a real folder, which turns caching off for the run."""
+        at = tuple(names)
+        if at in self._folders and (self._folders[at] is not None or not create):
+            return self._folders[at]
+        parent = self.folder if len(at) == 1 else self._sub(*at[:-1], create=create)
+        found: Folder | None = None
+        if parent is not None:
+            try:
+                found = parent.sub(at[-1], create=create)
+            except FileNotFoundError:
+                found = None
+            except OSError as exc:
+                self._stop(f"{exc.strerror or exc}" if isinstance(exc, UnsafePath) else
+                           f"cannot use {parent.path / at[-1]}: {exc.strerror or exc}")
+        self._folders[at] = found
+        return found
+
+    def _stop(self, why: str) -> None:
+        """Stop writing for the rest of the run, and say why (once)."""
+        if self.enabled and self.problem is None:
+            self.problem = f"result cache off: {why}"
+        self.enabled = False
 
     def _mac(self, namespace: str, key: str, payload: bytes) -> bytes:
         mac = hmac.new(self._key, MAGIC + namespace.encode() + b"\0" + key.encode() + b"\0",
                        hashlib.sha256)
         mac.update(payload)
         return mac.hexdigest().encode()
+
+    def _entry(self, namespace: str, key: str, blob: bytes | None) -> tuple[bytes, bytes] | None:
+        """(HMAC, payload) of a one-entry file's bytes, when it authenticates."""
+        if blob is None or not blob.startswith(MAGIC):
+            return None
+        head = len(MAGIC)
+        mac, payload = blob[head:head + 64], blob[head + 65:]
+        if blob[head + 64:head + 65] != b"\n" or \
+                not hmac.compare_digest(mac, self._mac(namespace, key, payload)):
+            return None
+        return mac, payload
 
     def get(self, namespace: str, key: str) -> Any | None:
         """The object stored under ``key``, or None: missing, foreign, tampered or corrupt
@@ -189,19 +233,18 @@ class Store:
             if found is None:
                 return None
             mac, payload = found
+            if not hmac.compare_digest(mac, self._mac(namespace, key, payload)):
+                return None
         else:
+            shard = self._sub(namespace, key[:2], create=False)
             try:
-                blob = _read_regular(self._path(namespace, key), MAX_ENTRY)
+                blob = shard.read(key, MAX_ENTRY) if shard is not None else None
             except OSError:
                 return None
-            if blob is None or not blob.startswith(MAGIC):
+            entry = self._entry(namespace, key, blob)
+            if entry is None:
                 return None
-            head = len(MAGIC)
-            mac, payload = blob[head:head + 64], blob[head + 65:]
-            if blob[head + 64:head + 65] != b"\n":
-                return None
-        if not hmac.compare_digest(mac, self._mac(namespace, key, payload)):
-            return None
+            mac, payload = entry
         try:
             value = datacodec.decode(payload)
         except datacodec.CodecError:
@@ -217,18 +260,18 @@ class Store:
 
     def _pack_index(self, namespace: str) -> dict[str, tuple[_Pack, int]]:
         """Where each entry of the namespace's packs lies, read once per run from the packs'
-        indexes. A pack that is not one we wrote (a symlink, not a regular file, malformed)
-        yields the records that parsed; every entry is still checked against its HMAC (and
-        its bounds) when read."""
+        indexes. Only packs whose index authenticates are read (and only those are ever
+        merged away); every entry is still checked against its HMAC (and its bounds) when
+        read."""
         index = self._index.get(namespace)
         if index is not None:
             return index
         index = {}
         packs: list[_Pack] = []
         budget = MAX_INDEX
-        folder = self.folder / namespace
+        folder = self._sub(namespace, create=False)
         try:
-            names = sorted(os.listdir(folder))
+            names = folder.names() if folder is not None else []
         except OSError:
             names = []
         for name in names:
@@ -236,7 +279,8 @@ class Store:
                 continue
             if len(packs) >= 4 * MAX_PACKS:
                 break  # more than evallint ever leaves: the rest are misses
-            pack = _Pack.open(folder / name, budget)
+            assert folder is not None
+            pack = _Pack.open(folder, name, budget, self._key)
             if pack is not None:
                 budget -= len(pack.index)
                 packs.append(pack)
@@ -246,11 +290,16 @@ class Store:
         return index
 
     def close(self) -> None:
-        """Release the pack files this run read (an editor server runs many checks)."""
+        """Release the pack files and folders this run opened (an editor server runs many
+        checks)."""
         for packs in self._packs.values():
             for pack in packs:
                 pack.close()
         self._packs, self._index = {}, {}
+        for folder in self._folders.values():
+            if folder is not None:
+                folder.close()
+        self._folders = {}
 
     def put(self, namespace: str, key: str, obj: Any, *, replace_all: bool = False) -> None:
         """Store ``obj``; ``replace_all`` drops the namespace's other entries (one-entry
@@ -273,19 +322,36 @@ class Store:
             self._pending.setdefault(namespace, []).append(
                 (key, self._mac(namespace, key, payload), payload))
             return
-        target = self._path(namespace, key)
         try:
-            if replace_all and (self.folder / namespace).is_dir():
-                for sub in (self.folder / namespace).iterdir():
-                    if sub.is_dir() and not sub.is_symlink():
-                        for old in sub.iterdir():
-                            old.unlink(missing_ok=True)
-            if target.parent not in self._made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                self._made.add(target.parent)
-            _write_new(target, MAGIC + self._mac(namespace, key, payload) + b"\n" + payload)
-        except OSError:
-            self.enabled = False  # a read-only checkout: just stop caching
+            if replace_all:
+                self._drop_entries(namespace)
+            shard = self._sub(namespace, key[:2], create=True)
+            if shard is not None:
+                shard.write(key, MAGIC + self._mac(namespace, key, payload) + b"\n" + payload)
+        except OSError as exc:
+            self._stop(f"cannot write to {self.folder.path / namespace}: {exc.strerror or exc}")
+
+    def _drop_entries(self, namespace: str) -> None:
+        """Remove the entries of a one-entry namespace: in its two-letter folders, the files
+        named by a key whose content authenticates under that key (nothing else)."""
+        folder = self._sub(namespace, create=False)
+        if folder is None:
+            return
+        for shard_name in folder.names():
+            if not _SHARD.fullmatch(shard_name) or folder.kind(shard_name) != "dir":
+                continue
+            shard = self._sub(namespace, shard_name, create=False)
+            if shard is None:
+                continue
+            for name in shard.names():
+                if not _KEY_NAME.fullmatch(name) or shard.kind(name) != "file":
+                    continue
+                try:
+                    blob = shard.read(name, MAX_ENTRY)
+                except OSError:
+                    continue
+                if self._entry(namespace, name, blob) is not None:
+                    shard.remove(name)
 
     def flush(self) -> None:
         """Write the entries waiting in packed namespaces as one new pack each. With too many
@@ -321,20 +387,21 @@ class Store:
                     if found is not None:
                         records[key] = found
                         room -= len(found[1])
-            folder = self.folder / namespace
             name = f"pack-{time.time_ns():020d}-{os.urandom(4).hex()}.bin"
+            folder = self._sub(namespace, create=True)
+            if folder is None:
+                continue
             try:
-                folder.mkdir(parents=True, exist_ok=True)
-                _write_new(folder / name, pack_bytes(records))
+                folder.write(name, pack_bytes(records, self._key))
                 if merged:  # closed first: Windows does not remove an open file
                     for pack in merged:
                         pack.close()
-                        pack.path.unlink(missing_ok=True)
+                        folder.remove(pack.name)
                     # a later read in this process looks at the packs as they are now
                     self._index.pop(namespace, None)
                     self._packs.pop(namespace, None)
-            except OSError:
-                self.enabled = False  # a read-only checkout: just stop caching
+            except OSError as exc:
+                self._stop(f"cannot write to {folder.path}: {exc.strerror or exc}")
 
 
 def _merging(packs: list[_Pack], *, lean: bool) -> list[_Pack]:
@@ -353,32 +420,41 @@ def _merging(packs: list[_Pack], *, lean: bool) -> list[_Pack]:
     return rest
 
 
-def read_pack(path: Path) -> dict[str, tuple[bytes, bytes]]:
-    """key -> (HMAC, payload) of every record of the pack at ``path`` that parses and lies
-    inside it (none are authenticated here)."""
-    pack = _Pack.open(path, MAX_INDEX)
-    if pack is None:
-        return {}
+def read_pack(folder: Path, name: str, key: bytes) -> dict[str, tuple[bytes, bytes]]:
+    """key -> (HMAC, payload) of every record of the pack ``name`` in ``folder`` that parses
+    and lies inside it (the index is authenticated with ``key``; the entries are not)."""
+    where = Folder.open(folder)
     try:
-        out: dict[str, tuple[bytes, bytes]] = {}
-        for key, at in pack.records():
-            found = pack.record(at)
-            if found is not None:
-                out[key] = found
-        return out
+        pack = _Pack.open(where, name, MAX_INDEX, key)
+        if pack is None:
+            return {}
+        try:
+            out: dict[str, tuple[bytes, bytes]] = {}
+            for k, at in pack.records():
+                found = pack.record(at)
+                if found is not None:
+                    out[k] = found
+            return out
+        finally:
+            pack.close()
     finally:
-        pack.close()
+        where.close()
 
 
-def pack_bytes(records: dict[str, tuple[bytes, bytes]]) -> bytes:
-    """A pack file holding ``records`` (key -> HMAC, payload)."""
+def _index_mac(key: bytes, index: bytes) -> bytes:
+    return hmac.new(key, PACK_MAGIC + index, hashlib.sha256).hexdigest().encode()
+
+
+def pack_bytes(records: dict[str, tuple[bytes, bytes]], key: bytes) -> bytes:
+    """A pack file holding ``records`` (key -> HMAC, payload), its index signed with
+    ``key``: a pack whose index does not authenticate is neither read nor ever removed."""
     index: list[bytes] = []
     at = 0
-    for key, (mac, payload) in records.items():
-        index.append(key.encode() + mac + b"%016x%016x" % (at, len(payload)))
+    for k, (mac, payload) in records.items():
+        index.append(k.encode() + mac + b"%016x%016x" % (at, len(payload)))
         at += len(payload)
     head = b"".join(index)
-    return b"".join([PACK_MAGIC, b"%016x" % len(head), head,
+    return b"".join([PACK_MAGIC, b"%016x" % len(head), _index_mac(key, head), head,
                      *(payload for _mac, payload in records.values())])
 
 
@@ -386,29 +462,30 @@ class _Pack:
     """One pack file held open for the run: its index read, each payload read when asked
     for (``os.pread``: a forked solver reading the same file shares no file position)."""
 
-    def __init__(self, path: Path, fd: int, size: int, index: bytes) -> None:
-        self.path, self.fd, self.size, self.index = path, fd, size, index
+    def __init__(self, name: str, fd: int, size: int, index: bytes) -> None:
+        self.name, self.fd, self.size, self.index = name, fd, size, index
         self.base = _HEAD + len(index)
 
     @classmethod
-    def open(cls, path: Path, budget: int) -> _Pack | None:
-        """The pack at ``path``, or None when it is not a regular file with our magic and
-        a whole index of at most ``budget`` bytes (a final symlink is not followed; a FIFO
-        does not block)."""
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    def open(cls, folder: Folder, name: str, budget: int, key: bytes) -> _Pack | None:
+        """The pack ``name`` in ``folder``, or None when it is not a regular file with our
+        magic and a whole index of at most ``budget`` bytes that authenticates with ``key``
+        (a symlink is not followed; a FIFO does not block)."""
         try:
-            fd = os.open(path, flags)
+            fd = folder.open_file(name)
         except OSError:
             return None
         try:
-            size = os.fstat(fd).st_size if stat.S_ISREG(os.fstat(fd).st_mode) else -1
+            size = os.fstat(fd).st_size
             head = _read_at(fd, _HEAD, 0) if size >= _HEAD else b""
-            length = head[len(PACK_MAGIC):]
+            length = head[len(PACK_MAGIC):len(PACK_MAGIC) + 16]
+            mac = head[len(PACK_MAGIC) + 16:]
             if head.startswith(PACK_MAGIC) and _HEX.fullmatch(length) and \
                     int(length, 16) <= min(size - _HEAD, budget):
                 index = _read_at(fd, int(length, 16), _HEAD)
-                if len(index) == int(length, 16):
-                    return cls(path, fd, size, index)
+                if len(index) == int(length, 16) and \
+                        hmac.compare_digest(mac, _index_mac(key, index)):
+                    return cls(name, fd, size, index)
         except OSError:
             pass
         os.close(fd)

@@ -111,9 +111,13 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
 _DOLLAR = re.compile(r"\{\$[A-Za-z_]\w*\}")
 
 # A promptfoo model-graded assertion type: marks YAML test files that configs include.
+# ([^\S\n] is a blank that ends no line: the indent is read on the key's own line, so a match
+# never starts on each of a run of blank lines and spans the rest of them (quadratic); as a
+# found-or-not test this is the same as \s, a later line of a blank run starting it too.)
 _PROMPTFOO_GRADED = re.compile(
-    r"^\s*(?:-\s+)?type:\s*['\"]?(?:not-)?(?:llm-rubric|g-eval|factuality|model-graded-"
-    r"(?:closedqa|factuality)|answer-relevance|context-(?:faithfulness|recall|relevance)|"
+    r"^[^\S\n]*(?:-[^\S\n]+)?type:\s*['\"]?(?:not-)?(?:llm-rubric|g-eval|factuality|"
+    r"model-graded-(?:closedqa|factuality)|answer-relevance|"
+    r"context-(?:faithfulness|recall|relevance)|"
     r"select-best|search-rubric|conversation-relevance)['\"]?\s*(?:#.*)?$",
     re.M,
 )
@@ -165,7 +169,9 @@ _ARENA_TEXT = re.compile(r"^(?:system_prompt|prompt_template)\s*:", re.M)
 _PHOENIX = re.compile(r"^(?:choices|optimization_direction)\s*:", re.M)
 _PHOENIX_MSGS = re.compile(r"^messages\s*:", re.M)
 _PHOENIX_NAME = re.compile(r"^name\s*:", re.M)
-_PYDANTIC_EVALS = re.compile(r"^\s*-?\s*LLMJudge\s*:", re.M)
+# (blanks of the key's own line, as in _PROMPTFOO_GRADED; one blank run before the dash and one
+# after it, never two adjacent runs that could split a run of blanks every way)
+_PYDANTIC_EVALS = re.compile(r"^[^\S\n]*(?:-[^\S\n]*)?LLMJudge\s*:", re.M)
 _PYDANTIC_CASES = re.compile(r"^(?:cases|evaluators)\s*:", re.M)
 
 
@@ -300,10 +306,15 @@ def _has_front_matter(text_head: str | None) -> bool:
     return text_head is not None and text_head.lstrip("\ufeff").startswith("---")
 
 
+# An indented "judge:" key, or one right under a blank line (what ^\s+judge matched): blanks
+# are read on one line at a time, so no line start scans a whole run of blank lines.
+_JUDGE_KEY = re.compile(r"^(?:[^\S\n]+|[^\S\n]*\n)judge\s*:", re.M)
+
+
 def _looks_like_loop_spec(text_head: str) -> bool:
     keys = {m.group(1) for m in _LOOP_KEYS.finditer(text_head)}
     return (
         {"generator", "evaluator"} <= keys
         or "eval_config" in keys
-        or ("metric" in keys and re.search(r"^\s+judge\s*:", text_head, re.M) is not None)
+        or ("metric" in keys and _JUDGE_KEY.search(text_head) is not None)
     )

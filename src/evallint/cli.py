@@ -21,7 +21,7 @@ from evallint.discovery import DiscoveryError
 from evallint.findings import Severity
 from evallint.registry import RuleDataError, SelectionError, load_rules
 from evallint.report import FORMATS
-from evallint.report.text import colorize
+from evallint.report.clean import clean_path, clean_text
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -105,7 +105,10 @@ def main() -> None:
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of stdout.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Use this evallint.toml or pyproject.toml.")
+              help="Use this evallint.toml or pyproject.toml and no other (on pull requests "
+                   "from forks: the base branch's copy, kept outside the checkout).")
+@click.option("--isolated", is_flag=True,
+              help="Ignore every configuration file: the defaults and the command line only.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note", "never"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: warning).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
@@ -115,7 +118,15 @@ def main() -> None:
                    "inside the project; env EVALLINT_CACHE_DIR).")
 @click.option("--time-budget", type=click.FloatRange(min=0, min_open=True, max=3600),
               default=None, help="Seconds one file may take before it is reported as not "
-                                 "analysed (EL901; default 5, or time-budget from config).")
+                                 "analysed (EL901; default 5, or time-budget from config, "
+                                 "which may set at most 30).")
+@click.option("--project-time-budget", type=click.FloatRange(min=0, min_open=True, max=3600),
+              default=None, help="Seconds the cross-file analysis may take (default 60, or "
+                                 "project-time-budget from config, which may set at most 300).")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=None,
+              help="Bytes a file may hold before it is reported as not analysed (EL901; "
+                   "default 2000000, or max-file-size from config, which may set at most "
+                   "8000000).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
               help="Worker processes (default 0: one per core).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
@@ -146,11 +157,14 @@ def check(
     output_format: str | None,
     output_file: str | None,
     config_path: str | None,
+    isolated: bool,
     fail_on: str | None,
     exit_zero: bool,
     no_cache: bool,
     cache_dir: str | None,
     time_budget: float | None,
+    project_time_budget: float | None,
+    max_file_size: int | None,
     jobs: int,
     verbose: bool,
     quiet: bool,
@@ -167,10 +181,18 @@ def check(
     from evallint.engine import enabled_codes, run_check
     from evallint.policy import all_metas, load_config_with_policies
 
-    cfg = load_config_with_policies(Path.cwd(),
-                                    Path(config_path) if config_path else None)
+    if isolated and config_path:
+        fail("--isolated ignores every configuration file; it cannot be used with --config")
+    cfg = load_config_with_policies(Path.cwd(), Path(config_path) if config_path else None,
+                                    isolated=isolated)
     if time_budget is not None:
         cfg.time_budget = time_budget
+    if project_time_budget is not None:
+        cfg.project_time_budget = project_time_budget
+    if max_file_size is not None:
+        cfg.max_file_size = max_file_size
+    for warning in cfg.warnings:
+        click.echo(f"evallint: warning: {clean_text(warning)}", err=True)
     metas = all_metas(cfg)
     enabled = enabled_codes(cfg, metas, _split(select), _split(extend_select), _split(ignore))
     targets = list(paths) or ["."]
@@ -180,11 +202,11 @@ def check(
         skipped: list[str] = []
         tasks = discover(targets, cfg, skipped)
         for msg in skipped:
-            click.echo(f"evallint: warning: {msg}", err=True)
+            click.echo(f"evallint: warning: {clean_text(msg)}", err=True)
         if not tasks:
-            fail(f"no files to check under {', '.join(targets)}")
+            fail(f"no files to check under {', '.join(map(clean_path, targets))}")
         for t in tasks:
-            click.echo(f"{t.path}\t{t.kind}")
+            click.echo(f"{clean_path(t.path)}\t{t.kind}")
         return
     if stdin_filename and (fix or show_diff):
         fail("--fix and --diff rewrite files on disk; they cannot read --stdin-filename")
@@ -197,14 +219,17 @@ def check(
     else:
         result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache,
                            cache_dir=cache_dir, whole=True)
+    for warning in result.warnings:  # shown before any failure: they may say why
+        click.echo(f"evallint: warning: {clean_text(warning)}", err=True)
     if not result.files:
-        fail(f"no files to check under {', '.join(targets)} (evallint reads prompt templates, "
+        fail(f"no files to check under {', '.join(map(clean_path, targets))} (evallint reads "
+             "prompt templates, "
              "prompt files, prompt collections, Python, notebooks, agent definitions, judge and "
              "eval configs)")
     if write_baseline_path:
         from evallint.baseline import write_baseline
 
-        n = write_baseline(Path(write_baseline_path), result.findings)
+        n = write_baseline(Path(write_baseline_path), result.findings, cfg.root)
         click.echo(f"Wrote {n} baseline entries for {len(result.findings)} findings to "
                    f"{write_baseline_path}.", err=True)
         sys.exit(EXIT_ERROR if result.tool_errors else EXIT_CLEAN)
@@ -225,7 +250,8 @@ def check(
         from evallint.baseline import apply_baseline, read_baseline
 
         result.findings, baselined = apply_baseline(result.findings,
-                                                    read_baseline(Path(baseline_path)))
+                                                    read_baseline(Path(baseline_path),
+                                                                  cfg.root))
     if statistics:
         counts: dict[str, int] = {}
         for f in result.findings:
@@ -237,25 +263,22 @@ def check(
         from evallint.report.text import fix_hint, render_text
 
         marks, hidden = _fix_marks(result, cfg, unsafe_fixes)
-        body = render_text(result.findings, metas, verbose, fixable=marks)
+        color = not output_file and sys.stdout.isatty()
+        body = render_text(result.findings, metas, verbose, fixable=marks, color=color)
         hint = fix_hint(len(marks), hidden)
     elif not statistics:
         body = FORMATS[fmt](result.findings, metas, verbose)
     if output_file:
-        Path(output_file).write_text(body, encoding="utf-8")
+        from evallint.safefs import write_output
+
+        try:
+            write_output(output_file, body.encode("utf-8"), cfg.root)
+        except OSError as exc:
+            fail(f"cannot write {clean_path(output_file)}: {exc.strerror or exc}")
     elif body:
-        if fmt == "text" and sys.stdout.isatty() and not statistics:
-            lines = body.splitlines()
-            sev = iter(result.findings)
-            out = []
-            for ln in lines:
-                out.append(colorize(ln, next(sev).severity) if not ln.startswith(" ") else ln)
-            body = "\n".join(out) + "\n"
-        click.echo(body, nl=False)
-    for warning in result.warnings:
-        click.echo(f"evallint: warning: {warning}", err=True)
+        click.echo(body, nl=False, color=True if fmt == "text" else None)
     for err in result.tool_errors:
-        click.echo(f"evallint: error: {err}", err=True)
+        click.echo(f"evallint: error: {clean_text(err)}", err=True)
     if not quiet:
         summary = _summary(result.findings, len(result.files), result.cached_files)
         if fixed:
@@ -292,7 +315,7 @@ def _report_diff(diff: str, fixed: int, result: Any, quiet: bool) -> None:
     """--diff: the diff on stdout, a count on stderr; exit 1 when there would be changes."""
     click.echo(diff, nl=False)
     for err in result.tool_errors:
-        click.echo(f"evallint: error: {err}", err=True)
+        click.echo(f"evallint: error: {clean_text(err)}", err=True)
     if not quiet:
         click.echo(f"Would fix {fixed} finding{'s' if fixed != 1 else ''}." if diff
                    else "No fixes to apply.", err=True)

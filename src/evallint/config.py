@@ -76,6 +76,20 @@ class Config:
     lock_file: str = "evallint.lock"
     raw: dict[str, Any] = field(default_factory=dict)
     policy_rules: list[Any] = field(default_factory=list)  # evallint.policy.PolicyRule
+    # The real folders this run may read under (evallint.confine.run_roots): set for each run
+    # from the project root and the path arguments; empty means the project root alone.
+    read_roots: tuple[str, ...] = ()
+    # Given on the command line (--config): the person running the check chose it, so the
+    # policy packs it names may lie anywhere. Found in the tree, it is the tree's own.
+    explicit: bool = False
+    warnings: list[str] = field(default_factory=list)  # shown on stderr; the run goes on
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The real folders the checked tree may make evallint read under."""
+        import os
+
+        return self.read_roots or (os.path.realpath(self.root),)
 
     @property
     def allowed_evaluator_inputs(self) -> set[str]:
@@ -112,6 +126,12 @@ _SCALAR_KEYS = {
     "respect-gitignore": bool, "lock-file": str, "time-budget": float,
     "project-time-budget": float,
 }
+# What a configuration file may set at most: the tree is untrusted (CI runs it on pull
+# requests from forks), and its pyproject.toml must not let one hostile file run for an hour
+# or take gigabytes. Only the command line lifts these (--time-budget, --project-time-budget,
+# --max-file-size); a value above is used at the ceiling, with a warning.
+CEILINGS: dict[str, float] = {"time-budget": 30.0, "project-time-budget": 300.0,
+                              "max-file-size": 8_000_000}
 _TABLE_KEYS = {"per-file-ignores", "roles", "aliases", "severity", "rules"}
 _ARRAY_TABLE_KEYS = {"legitimate"}
 KNOWN_KEYS = _LIST_KEYS | set(_SCALAR_KEYS) | _TABLE_KEYS | _ARRAY_TABLE_KEYS
@@ -127,7 +147,7 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             candidate = folder / name
             if candidate.is_file():
                 data = _load_toml(candidate)
-                return candidate, data.get("tool", {}).get("evallint", data)
+                return candidate, _table_of(data)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
             data = _load_toml(pyproject)
@@ -137,6 +157,16 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
         if (folder / ".git").exists():
             break
     return None
+
+
+def _table_of(data: dict[str, Any]) -> Any:
+    """evallint's table of a TOML file: ``[tool.evallint]`` of a pyproject-shaped file (an
+    empty one when it has none: a base branch's pyproject.toml may predate evallint), else
+    the file's top level (evallint.toml)."""
+    tool = data.get("tool")
+    if isinstance(tool, dict) or "project" in data or "build-system" in data:
+        return tool.get("evallint", {}) if isinstance(tool, dict) else {}
+    return data
 
 
 def _load_toml(path: Path) -> dict[str, Any]:
@@ -149,14 +179,25 @@ def _load_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def load_config(start: Path, explicit: Path | None = None) -> Config:
-    """Find and validate the configuration that applies to ``start`` (a folder)."""
+def load_config(start: Path, explicit: Path | None = None, *, isolated: bool = False) -> Config:
+    """Find and validate the configuration that applies to ``start`` (a folder).
+
+    ``isolated`` (``--isolated``): no configuration file at all, every default. ``explicit``
+    (``--config``): that file and no other; a file outside ``start`` (the base branch's
+    config kept outside a pull request's checkout) leaves the project root at ``start``."""
+    if isolated:
+        return parse_config({}, source=None, root=start.resolve())
     if explicit is not None:
         if not explicit.is_file():
             raise ConfigError(f"{explicit}: config file not found")
         data = _load_toml(explicit)
-        table = data.get("tool", {}).get("evallint", data)
-        return parse_config(table, source=explicit, root=explicit.parent.resolve())
+        table = _table_of(data)
+        here = start.resolve()
+        folder = explicit.resolve().parent
+        root = folder if folder == here or here in folder.parents else here
+        cfg = parse_config(table, source=explicit, root=root)
+        cfg.explicit = True
+        return cfg
     found = find_config(start)
     if found is None:
         return parse_config({}, source=None, root=start.resolve())
@@ -194,6 +235,8 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
             if isinstance(value, float) and not 0 < value <= 3600:
                 raise ConfigError(f"{where}: '{raw_key}' must be a number of seconds, "
                                   "more than 0 and at most 3600")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = _under_ceiling(cfg, where, raw_key, key, value)
             setattr(cfg, attr, value)
         elif key in _TABLE_KEYS:
             if not isinstance(value, dict):
@@ -202,6 +245,7 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
         elif key == "legitimate":
             cfg.legitimate = _legitimate(where, value)
     _check_cache_dir(where, cfg.cache_dir)
+    _check_inside(where, "lock-file", cfg.lock_file)
     if cfg.fail_on not in _FAIL_ON:
         raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(sorted(_FAIL_ON))}")
     for code, sev in cfg.severity.items():
@@ -225,6 +269,34 @@ def _check_cache_dir(where: str, value: str) -> None:
             f"{where}: 'cache-dir' must be a folder inside the project, given relative to it "
             f"(got {value!r}); a folder elsewhere is taken only from --cache-dir or "
             "EVALLINT_CACHE_DIR")
+
+
+def _under_ceiling(cfg: Config, where: str, raw_key: str, key: str,
+                   value: float) -> float:
+    """``value``, or the key's ceiling (:data:`CEILINGS`) with a warning when it is above."""
+    if key == "max-file-size" and value <= 0:
+        raise ConfigError(f"{where}: 'max-file-size' must be a number of bytes above 0")
+    ceiling = CEILINGS.get(key)
+    if ceiling is None or value <= ceiling:
+        return value
+    shown = f"{ceiling:,.0f} bytes" if key == "max-file-size" else f"{ceiling:g} s"
+    given = f"{value:,}" if isinstance(value, int) else f"{value:g}"
+    cfg.warnings.append(f"{where}: {raw_key} = {given} is above the {shown} a configuration "
+                        f"file may set; using {shown} (only the command line lifts it: "
+                        f"--{key})")
+    return type(value)(ceiling)
+
+
+def _check_inside(where: str, key: str, value: str) -> None:
+    """A file the project's config names for evallint to read and write (the lock file)
+    stays inside the project: relative, and not above the project root."""
+    import posixpath
+
+    norm = posixpath.normpath(value.replace("\\", "/"))
+    if not value or posixpath.isabs(norm) or Path(value).is_absolute() or norm in (".", "..") \
+            or norm.startswith("../"):
+        raise ConfigError(f"{where}: '{key}' must be a file inside the project, given relative "
+                          f"to it (got {value!r})")
 
 
 def _table(where: str, key: str, value: dict[str, Any]) -> dict[str, Any]:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from evallint import globs
-from evallint.classify import MAX_COLLECTION_BYTES, classify, project_relative
+from evallint.classify import classify, project_relative
 from evallint.config import DEFAULT_EXCLUDE, Config
+from evallint.confine import refused, run_roots, within
+from evallint.deadline import BudgetExceeded, time_limit
 from evallint.fileindex import UNKNOWN, FileIndex
+from evallint.safefs import read_fd
 
 # Only these endings can ever be a kind evallint reads; everything else is skipped unread.
 CANDIDATE_SUFFIXES = frozenset(
@@ -21,8 +26,8 @@ CANDIDATE_SUFFIXES = frozenset(
         ".yml", ".json", ".jsonl",
     }
 )
-_SNIFF = 4096
-_JSON_SNIFF = 16384  # one judge prompt record can be longer than 4 KiB
+_JSON_SNIFF = 16384  # at least this much of a JSON file decides its kind, and its first record
+_JSON_FIRST_READ = 65536  # read first; more only when the first record is longer
 
 
 class DiscoveryError(Exception):
@@ -79,7 +84,7 @@ def _escapes(abspath: str, roots: tuple[str, ...], link: bool | None = None) -> 
     if not (os.path.islink(abspath) if link is None else link):
         return False
     real = os.path.realpath(abspath)
-    return not any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+    return not any(within(real, r) for r in roots)
 
 
 def discover(paths: list[str], config: Config, skipped: list[str] | None = None,
@@ -87,14 +92,15 @@ def discover(paths: list[str], config: Config, skipped: list[str] | None = None,
     """Every file under ``paths`` that evallint has a front-end for, in a stable order.
 
     Paths are joined as strings: on large trees ``Path.resolve``/``relpath`` per file cost
-    more than everything else discovery does. Symlinks to files outside the project root
-    (or the folder argument being walked) are left out and named in ``skipped``. With an
-    ``index`` (a cached run), a file whose status is unchanged keeps the kind its head gave
-    last time, unread.
+    more than everything else discovery does. Nothing is read outside the run's roots
+    (:mod:`evallint.confine`): a path argument that leads out of the project through a
+    symlink, and a symlink under a walked folder to a file outside every root, are left out
+    and named in ``skipped``. With an ``index`` (a cached run), a file whose status is
+    unchanged keeps the kind its head gave last time, unread.
     """
     index = index or FileIndex()
     note = skipped.append if skipped is not None else (lambda _msg: None)
-    real_root = os.path.realpath(config.root)
+    roots = run_roots(config.root, paths)
     exclude = list(config.exclude or DEFAULT_EXCLUDE) + list(config.extend_exclude)
     plain = {pat.rstrip("/") for pat in exclude if not (set(pat.rstrip("/")) & _GLOB_CHARS)}
     patterned = [pat for pat in exclude if pat.rstrip("/") not in plain]
@@ -104,10 +110,16 @@ def discover(paths: list[str], config: Config, skipped: list[str] | None = None,
     tasks: dict[str, FileTask] = {}
     for arg in paths:
         p = Path(arg)
+        if not os.path.lexists(p):
+            raise DiscoveryError(f"{arg}: no such file or directory")
+        why = refused(p, config.root)
+        if why is not None:
+            note(f"{_display(p)}: {why}")
+            continue
         if not p.exists():
             raise DiscoveryError(f"{arg}: no such file or directory")
         if p.is_file():
-            if _escapes(os.path.abspath(p), (real_root,)):
+            if _escapes(os.path.abspath(p), roots):
                 note(f"{_display(p)}: not read: a symlink to a file outside the project")
                 continue
             kind = _kind(p, config, templates)
@@ -117,7 +129,6 @@ def discover(paths: list[str], config: Config, skipped: list[str] | None = None,
             continue
         base = _display(p)
         base_abs = os.path.abspath(p)
-        roots = (real_root, os.path.realpath(p))
         names = _git_files(p) if config.respect_gitignore and _in_git(p) else None
         if names is None:
             names = _walk(p, plain)
@@ -141,7 +152,7 @@ def discover(paths: list[str], config: Config, skipped: list[str] | None = None,
             if _escapes(abspath, roots, index.is_link(abspath)):
                 note(f"{display}: not read: a symlink to a file outside the project")
                 continue
-            kind = _indexed_kind(index, abspath, st, rel_root, templates)
+            kind = _indexed_kind(index, abspath, st, rel_root, templates, config)
             if kind:
                 tasks.setdefault(abspath, FileTask(display, abspath, kind))
     return sorted(tasks.values(), key=lambda t: t.path)
@@ -155,32 +166,40 @@ def _in_git(folder: Path) -> bool:
 
 
 def classify_path(p: Path, config: Config) -> str | None:
-    """The kind of one path under this configuration (reads the head of YAML/markdown)."""
+    """The kind of one path under this configuration (reads the file's text for YAML,
+    markdown and JSON)."""
     return _kind(p, config, tuple(config.templates))
 
 
 def _kind(p: Path, config: Config, templates: tuple[str, ...]) -> str | None:
-    return _kind_of(str(p), config.root_relative(_display(p)), templates)
+    return _kind_of(str(p), config.root_relative(_display(p)), templates,
+                    config.max_file_size, config.time_budget)
 
 
 def _indexed_kind(index: FileIndex, abspath: str, st: os.stat_result, rel: str,
-                  templates: tuple[str, ...]) -> str | None:
-    """The kind of a file, from the index when its head would have to be read for it."""
+                  templates: tuple[str, ...], config: Config) -> str | None:
+    """The kind of a file, from the index when its text would have to be read for it."""
     suffix = _suffix(abspath)
     if suffix not in _SNIFFED:
-        return _kind_of(abspath, rel, templates)
+        return _kind_of(abspath, rel, templates, config.max_file_size, config.time_budget)
     # An agent definition is told by its path in its own project, which a new marker file
     # (pyproject.toml) changes without touching the file.
     context = (project_relative(abspath) or "") if suffix in (".md", ".markdown") else ""
     known = index.kind(abspath, st, context)
     if known != UNKNOWN:
         return known or None
-    kind = _kind_of(abspath, rel, templates)
-    index.note_kind(abspath, st, kind, context)
+    kind = _kind_of(abspath, rel, templates, config.max_file_size, config.time_budget)
+    if kind != UNCLASSIFIED:  # a timeout depends on the machine's load: never remembered
+        index.note_kind(abspath, st, kind, context)
     return kind
 
 
 _SNIFFED = frozenset({".yaml", ".yml", ".md", ".markdown", ".json", ".jsonl"})
+# The kind of a file whose text could not be read for its kind within the time budget: it is
+# checked as EL901 (never dropped, never a stall outside the budget).
+UNCLASSIFIED = "unclassified"
+UNCLASSIFIED_MESSAGE = ("not analysed: reading it to tell its kind took longer than the time "
+                        "budget of {budget:g} s per file (time-budget)")
 
 
 def _suffix(path: str) -> str:
@@ -190,28 +209,139 @@ def _suffix(path: str) -> str:
     return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
-def _kind_of(path: str, rel: str, templates: tuple[str, ...]) -> str | None:
-    head: str | None = None
+def _kind_of(path: str, rel: str, templates: tuple[str, ...], limit: int,
+             budget: float) -> str | None:
+    """The kind of ``path``. YAML, markdown and JSON are told by their text, which is read
+    whole up to ``limit`` bytes (padding must not push what decides past a window), within
+    ``budget`` seconds like any other work on the file."""
     suffix = _suffix(path)
-    if suffix in (".yaml", ".yml", ".md", ".markdown"):
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(_SNIFF).decode("utf-8", "replace")
-        except OSError:
-            head = None
-    elif suffix in (".json", ".jsonl") and not os.path.basename(path).startswith(
-            ("settings", "package")):
-        head = _json_head(Path(path))
-    kind = classify(rel, head, templates=templates, abspath=path)
+    sniffed = suffix in (".yaml", ".yml", ".md", ".markdown") or (
+        suffix in (".json", ".jsonl")
+        and not os.path.basename(path).startswith(("settings", "package")))
+    if not sniffed:
+        kind = classify(rel, None, templates=templates, abspath=path)
+        return kind.value if kind else None
+    try:
+        with time_limit(budget):
+            head = _sniff(path, suffix, limit)
+            kind = classify(rel, head, templates=templates, abspath=path)
+    except BudgetExceeded:
+        return UNCLASSIFIED
     return kind.value if kind else None
 
 
-def _json_head(p: Path) -> str | None:
-    """The head of a small JSON/JSONL file (a prompt collection is small; data is not read)."""
+def _sniff(path: str, suffix: str, limit: int) -> str | None:
+    """The text a file's kind is decided on, or None when it cannot be read.
+
+    YAML and markdown: the whole file up to ``limit`` bytes; beyond, the lines of the rest
+    that can matter (YAML keys, ``{$name}`` placeholders), streamed, at most ``limit`` more
+    bytes of them. JSON and JSONL: the first records, however long (a collection is told by
+    them), within the first ``limit`` bytes."""
     try:
-        if p.stat().st_size > MAX_COLLECTION_BYTES:
-            return None
-        with p.open("rb") as fh:
-            return fh.read(_JSON_SNIFF).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        if suffix in (".json", ".jsonl"):  # most JSON is data: read on only for a long record
+            data = read_fd(fd, min(limit, _JSON_FIRST_READ))
+            head = _first_records(data[:limit].decode("utf-8", "replace"), suffix)
+            if head is None and len(data) > _JSON_FIRST_READ < limit:
+                while len(data) <= limit:
+                    chunk = os.read(fd, min(limit + 1 - len(data), 1 << 20))
+                    if not chunk:
+                        break
+                    data += chunk
+                head = _first_records(data[:limit].decode("utf-8", "replace"), suffix)
+            return head if head is not None else data[:_JSON_SNIFF].decode("utf-8", "replace")
+        data = read_fd(fd, limit)
+        if len(data) <= limit:
+            return data.decode("utf-8", "replace")
+        keep = _KEY_LINE if suffix in (".yaml", ".yml") else _DOLLAR_LINE
+        cut = data.rfind(b"\n", 0, limit) + 1
+        kept = [data[:cut]]
+        carry, room = data[cut:], limit
+        left = os.fstat(fd).st_size - len(data)
+        while room > 0 and left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            left -= len(chunk)
+            lines = (carry + chunk).split(b"\n")
+            carry = lines.pop()
+            for line in lines:
+                if len(line) <= 4096 and keep(line):
+                    kept.append(line + b"\n")
+                    room -= len(line) + 1
+        return b"".join(kept).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _KEY_LINE(line: bytes) -> bool:
+    """A YAML line that may hold a key (a comment or a plain value line cannot decide)."""
+    return b":" in line and not line.lstrip().startswith(b"#")
+
+
+def _DOLLAR_LINE(line: bytes) -> bool:
+    return b"{$" in line
+
+
+def _first_records(text: str, suffix: str) -> str | None:
+    """What a JSON or JSONL file's kind is decided on: its first ``_JSON_SNIFF`` characters,
+    and, when its first record is longer (padding must not push a judge prompt's template
+    out of the window), that record's own top-level fields as JSON. None when the first
+    record does not end within ``text`` (read on)."""
+    if len(text) <= _JSON_SNIFF:
+        return text
+    found = _first_record(text, suffix)
+    if found is None:
+        return None
+    end, record = found
+    head = text[:_JSON_SNIFF]
+    if end <= _JSON_SNIFF or not isinstance(record, dict):
+        return head
+    own = {k: v for k, v in record.items() if not isinstance(v, (dict, list)) or k == "messages"}
+    return head + "\n" + json.dumps(own, ensure_ascii=False)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _first_record(text: str, suffix: str) -> tuple[int, object] | None:
+    """Where the first record of ``text`` ends, and the record: the first line of JSONL;
+    the first element of a top-level JSON array, the first member's value of an object
+    when that is an object (an object of records), else the whole object (one record of
+    plain fields). Decoded by ``json`` itself; None when it does not end in ``text``."""
+    body = text.lstrip()
+    at = len(text) - len(body)
+    try:
+        if suffix == ".jsonl":
+            end = text.find("\n", at)
+            if end == -1:
+                return None
+            return end, _DECODER.raw_decode(text[:end], at)[0]
+        if body.startswith("["):
+            value, end = _DECODER.raw_decode(text, _skip_blank(text, at + 1))
+            return int(end), value
+        if body.startswith("{"):
+            _key, after = _DECODER.raw_decode(text, _skip_blank(text, at + 1))
+            colon = _skip_blank(text, after)
+            if text[colon:colon + 1] == ":":
+                value, end = _DECODER.raw_decode(text, _skip_blank(text, colon + 1))
+                if isinstance(value, dict):
+                    return int(end), value
+            value, end = _DECODER.raw_decode(text, at)
+            return int(end), value
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+def _skip_blank(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at

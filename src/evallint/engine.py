@@ -23,11 +23,12 @@ from evallint.cache import (
     CacheUnavailable,
     Store,
     load_key,
-    prepare_folder,
+    open_folder,
     resolve_folder,
 )
 from evallint.config import Config
-from evallint.discovery import FileTask, discover
+from evallint.confine import run_roots
+from evallint.discovery import UNCLASSIFIED, UNCLASSIFIED_MESSAGE, FileTask, discover
 from evallint.facts import FileFacts, Pos
 from evallint.fileindex import FileIndex, content_digest
 from evallint.findings import Finding, Severity
@@ -112,6 +113,11 @@ class _Analyzer:
         self.enabled = enabled
 
     def analyze(self, task: FileTask) -> FileResult:
+        if task.kind == UNCLASSIFIED:  # its kind could not be read within the budget
+            result = self._unparsable(
+                task, UNCLASSIFIED_MESSAGE.format(budget=self.config.time_budget), Pos(1, 1))
+            result.cacheable = False  # a timeout depends on the machine's load
+            return result
         try:
             data = read_bounded(task.abspath, read_limit(task, self.config))
         except OSError as exc:
@@ -244,15 +250,20 @@ _SALT: str | None = None
 
 def open_cache(config: Config, enabled: set[str], override: str | None) -> tuple[Store | None,
                                                                                    str | None]:
-    """The run's cache store, or None and the reason caching is off (a warning, not an error)."""
+    """The run's cache store, or None and the reason caching is off (a warning, not an error).
+
+    Entries are bound to the project they describe: the salt holds the project root's real
+    path, so that two projects sharing one cache folder (``EVALLINT_CACHE_DIR``) never answer
+    for each other, even with files of the same relative path and text."""
     override = override or os.environ.get(ENV_CACHE_DIR) or None
     try:
-        folder = resolve_folder(config.root, config.cache_dir, override) / "v2"
+        top = resolve_folder(config.root, config.cache_dir, override)
         key = load_key(config.root)
-        prepare_folder(folder.parent)
+        folder = open_folder(top, "v2")
     except CacheUnavailable as exc:
         return None, f"result cache off: {exc}"
-    salt = "|".join([_code_salt(), config.fingerprint(), ",".join(sorted(enabled))])
+    salt = "|".join([_code_salt(), config.fingerprint(), ",".join(sorted(enabled)),
+                     os.path.realpath(config.root)])
     return Store(folder, key, salt), None
 
 
@@ -331,6 +342,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
                cache: Store | None, warnings: list[str], tasks: list[FileTask] | None,
                buffers: dict[str, str] | None, whole: bool) -> RunResult:
     metas = all_metas(config)
+    config.read_roots = run_roots(config.root, paths)  # what named files may be read under
     index_key = cache.entry_key("file index", str(config.root)) if cache is not None else ""
     index = fileindex.load(cache, index_key) if cache is not None else FileIndex()
     run_key = None
@@ -341,7 +353,7 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             answer = _run_from_entry(tasks, cache.get(RUNS, run_key), index) if run_key else None
             if answer is not None:
                 index.save(cache, index_key)
-                answer.warnings = warnings
+                answer.warnings = warnings + ([cache.problem] if cache.problem else [])
                 return answer  # no check was imported: analysis and _finish load them
 
     results: list[FileResult | None] = [None] * len(tasks)
@@ -418,6 +430,8 @@ def _run_check(paths: list[str], config: Config, enabled: set[str], *, jobs: int
             cache.put(RUNS, run_key, (run.findings, deps), replace_all=True)
         cache.flush()  # the new entries, as one pack
         index.save(cache, index_key)
+        if cache.problem:
+            run.warnings.append(cache.problem)
     return run
 
 
@@ -527,7 +541,7 @@ def _finish(
     cache: Store | None = None,
     workers: int = 1,
 ) -> RunResult:
-    from evallint.workers import BudgetExceeded, time_limit
+    from evallint.deadline import BudgetExceeded, time_limit
 
     load_checks({r.task.kind for r in results}, part="parent")  # the project checks
     tool_errors = [f"{r.task.path}: internal error: {r.internal_error}" for r in results

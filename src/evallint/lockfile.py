@@ -19,9 +19,12 @@ import click
 
 from evallint import reads
 from evallint.config import Config
+from evallint.confine import escapes
 from evallint.facts import FileFacts
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.registry import Project
+from evallint.safefs import write_output
+from evallint.source import read_bounded
 
 LOCK_VERSION = 1
 _KINDS = {k.value for k in TEMPLATE_KINDS} | {FileKind.AGENT.value}
@@ -35,12 +38,15 @@ class Pin:
     judge_model: str | None = None
 
 
-def sha256_of(path: Path) -> str | None:
-    """The digest of a whole file (recorded as a read: the lock check depends on it)."""
+def sha256_of(path: Path, roots: tuple[str, ...]) -> str | None:
+    """The digest of a whole file inside ``roots`` (recorded as a read: the lock check
+    depends on it); None when it is missing, unreadable, over ``reads.MAX_PINNED`` bytes or
+    outside the project (the lock check says which, without a digest)."""
     try:
-        return hashlib.sha256(reads.read_file(path, reads.UNBOUNDED)).hexdigest()
+        data = reads.read_file(path, reads.MAX_PINNED, roots)
     except OSError:
         return None
+    return hashlib.sha256(data).hexdigest() if len(data) <= reads.MAX_PINNED else None
 
 
 def _rel(config: Config, display: str) -> str:
@@ -54,7 +60,7 @@ def current_pins(project: Project, config: Config) -> dict[str, Pin]:
     pins: dict[str, Pin] = {}
 
     def add(display: str, kind: str, model: str | None) -> None:
-        digest = sha256_of(Path(display))
+        digest = sha256_of(Path(display), config.roots)
         if digest is None:
             return
         rel = _rel(config, display)
@@ -116,11 +122,19 @@ def render(pins: dict[str, Pin], calibrations: dict[str, Any] | None = None) -> 
 
 
 def read_lock(target: Path) -> dict[str, Any]:
-    """The lock file as data; a missing or unreadable file is empty (EL610 reports a broken one)."""
+    """The lock file as data; a missing or unreadable file is empty (EL610 reports a broken
+    one). It is read bounded, never through a symlink out of its folder's project."""
     import yaml
 
+    from evallint.source import DEFAULT_MAX_BYTES
+
     try:
-        data = yaml.safe_load(target.read_text(encoding="utf-8"))
+        if escapes(target, target.parent):
+            return {}
+        raw = read_bounded(target, DEFAULT_MAX_BYTES)
+        if len(raw) > DEFAULT_MAX_BYTES:
+            return {}
+        data = yaml.safe_load(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -151,9 +165,7 @@ def write_calibration(target: Path, spec_key: str, record: dict[str, Any]) -> No
     records = calibration_records(target)
     records[spec_key] = record
     text = render(locked_pins(target), records)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    write_output(target, text.encode("utf-8"), target.parent)
 
 
 def _q(text: str) -> str:
@@ -183,13 +195,21 @@ def lock(paths: tuple[str, ...], config_path: str | None, check_only: bool) -> N
     text = render(pins, calibration_records(target))
     shown = os.path.relpath(target)
     if check_only:
-        old = target.read_text(encoding="utf-8") if target.is_file() else None
+        try:
+            old: str | None = read_bounded(target, len(text.encode()) + 1).decode(
+                "utf-8", "replace") if not escapes(target, cfg.root) else None
+        except OSError:
+            old = None
         if old != text:
             click.echo(f"{shown} is missing or out of date; run `evallint lock`", err=True)
             sys.exit(1)
         click.echo(f"{shown} is up to date ({len(pins)} pinned files)", err=True)
         return
-    target.write_text(text, encoding="utf-8")
+    try:
+        write_output(target, text.encode("utf-8"), cfg.root)
+    except OSError as exc:
+        click.echo(f"evallint: error: cannot write {shown}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     for rel in sorted(pins):
         p = pins[rel]
         model = f" (judge model {p.judge_model})" if p.judge_model else ""

@@ -325,7 +325,10 @@ def split_front_matter(text: str) -> tuple[str, int, int] | None:
 # --------------------------------------------------------------------------- lenient reading
 
 _LENIENT_KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:(?:[ \t]+|$)")
-_LIST_ITEM = re.compile(r"^([ \t]*-[ \t]+)(.*?)\s*$")
+# The dash and its blanks are read whole (a look-ahead, never backtracked into), the item up to
+# its last non-blank (what the lazy (.*?)\s*$ kept, without reading the rest of the line again
+# after each character).
+_LIST_ITEM = re.compile(r"^(?=([ \t]*-[ \t]+))\1((?:[^\n]*\S)?)\s*$")
 
 
 def lenient_front_matter(text: str, first_line: int, keys: frozenset[str] | None,

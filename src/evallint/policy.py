@@ -12,6 +12,7 @@ that read the same facts as the built-in rules:
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evallint.config import Config, ConfigError, load_config
+from evallint.confine import inside_any
 from evallint.facts import FileFacts, Pos
 from evallint.findings import Finding, Severity
 from evallint.frontend import ParseError
@@ -107,8 +109,13 @@ def load_policies(config: Config) -> list[PolicyRule]:
     rules: list[PolicyRule] = []
     seen: set[str] = set()
     where = str(config.source or "configuration")
+    base = config.source.parent if config.explicit and config.source else config.root
     for entry in config.policy:
-        path = (config.root / entry) if not Path(entry).is_absolute() else Path(entry)
+        path = (base / entry) if not Path(entry).is_absolute() else Path(entry)
+        if not config.explicit and not inside_any(path, (os.path.realpath(config.root),)):
+            raise ConfigError(f"{where}: policy pack {entry} lies outside the project; a "
+                              "project's own configuration names packs inside it (a pack "
+                              "elsewhere comes from a --config file)")
         for rule in load_policy_file(path, where):
             if rule.code in seen:
                 raise ConfigError(f"{path}: duplicate policy rule id {rule.code}")
@@ -178,9 +185,10 @@ def with_policies(cfg: Config) -> Config:
     return cfg
 
 
-def load_config_with_policies(start: Path, explicit: Path | None = None) -> Config:
+def load_config_with_policies(start: Path, explicit: Path | None = None, *,
+                              isolated: bool = False) -> Config:
     """:func:`evallint.config.load_config`, then the policy packs it lists."""
-    return with_policies(load_config(start, explicit))
+    return with_policies(load_config(start, explicit, isolated=isolated))
 
 
 def all_metas(config: Config) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from evallint.confine import Outside, inside_any
 from evallint.fileindex import content_digest
 from evallint.source import read_bounded
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 # a limit of EXISTS records only whether the path exists ("1") or not ("").
 Dependency = tuple[str, int, str]
 EXISTS = -1
-UNBOUNDED = 1 << 40  # the limit of a read that takes the whole file (a pinned file's digest)
+MAX_PINNED = 64 * 1024 * 1024  # a pinned prompt or rubric larger than this is not digested
 
 _log: list[Dependency] | None = None
 
@@ -55,9 +56,13 @@ def note(abspath: str, limit: int, data: bytes | None) -> None:
         _log.append((abspath, limit, content_digest(data) if data is not None else ""))
 
 
-def read_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """:func:`~evallint.source.read_bounded`, recorded (a failed read as "nothing there")."""
+def read_file(path: str | os.PathLike[str], limit: int, roots: tuple[str, ...]) -> bytes:
+    """:func:`~evallint.source.read_bounded`, recorded (a failed read as "nothing there"),
+    of a file whose real path lies inside ``roots`` (the run's :attr:`Config.roots`); a path
+    that leads outside is :class:`~evallint.confine.Outside`, never opened."""
     abspath = os.path.abspath(path)
+    if not inside_any(abspath, roots):
+        raise Outside(f"{path}: outside the project; not read")
     try:
         data = read_bounded(abspath, limit)
     except OSError:
@@ -67,9 +72,11 @@ def read_file(path: str | os.PathLike[str], limit: int) -> bytes:
     return data
 
 
-def exists(path: str | os.PathLike[str]) -> bool:
-    """``os.path.exists``, recorded."""
+def exists(path: str | os.PathLike[str], roots: tuple[str, ...] | None = None) -> bool:
+    """``os.path.exists``, recorded; with ``roots``, a path outside them does not exist."""
     abspath = os.path.abspath(path)
+    if roots is not None and not inside_any(abspath, roots):
+        return False  # nothing is learnt about a path outside (and nothing to record)
     found = os.path.exists(abspath)
     if _log is not None:
         _log.append((abspath, EXISTS, "1" if found else ""))

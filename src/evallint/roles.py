@@ -362,7 +362,9 @@ _PROMPT_WORDS = frozenset(
 _STEP_WORDS = frozenset({"step", "stage", "phase", "part", "round"})
 # An agent noun after these is where material came from ("Feedback from the judge").
 _PROVENANCE = frozenset({"from", "by", "of"})
-_CLAUSES = re.compile(r"\s*(?::|\s[-–—|]\s|[–—|])\s*")
+# (a separator is tried at the first blank of a run, never again inside it: a blank after a
+# blank starts nothing, so a long run of blanks is read once, not once per blank)
+_CLAUSES = re.compile(r"(?:(?<!\s)|(?!\s))\s*(?::|\s[-–—|]\s|[–—|])\s*")
 # "## Generator output" in a judge prompt is the material under evaluation, not a prompt;
 # "## Evaluator feedback" in a refiner prompt is the material it revises.
 _MATERIAL = frozenset(

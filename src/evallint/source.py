@@ -7,6 +7,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from evallint.safefs import read_fd
+
 DEFAULT_MAX_BYTES = 2_000_000
 
 
@@ -62,8 +64,9 @@ def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
 def read_bounded(path: Path | str, limit: int, *, follow: bool = True) -> bytes:
     """At most ``limit + 1`` bytes of a regular file (one byte more, so that callers can tell
     an oversized file). The checked tree is untrusted: a FIFO would block a plain read and a
-    device such as ``/dev/zero`` would never end, so anything but a regular file is an OSError.
-    ``follow=False`` refuses a final symlink too."""
+    device such as ``/dev/zero`` would never end, so anything but a regular file is an OSError,
+    and a read never takes more than the file's size says (a ``/proc`` file claims 0 bytes
+    and never ends). ``follow=False`` refuses a final symlink too."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -71,15 +74,7 @@ def read_bounded(path: Path | str, limit: int, *, follow: bool = True) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{path}: not a regular file")
-        chunks: list[bytes] = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return read_fd(fd, limit)
     finally:
         os.close(fd)
 

@@ -14,22 +14,16 @@ from __future__ import annotations
 import faulthandler
 import multiprocessing
 import signal
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-class BudgetExceeded(BaseException):
-    """Raised inside a :func:`time_limit` block when its time is up (a BaseException, so
-    that the ``except Exception`` around each check cannot swallow it and carry on)."""
 
 
 @dataclass
@@ -193,27 +187,6 @@ def _poll(s: _Slot[Any], ready: list[Any], now: float, budget: float
         return "timeout", f"not analysed: it took longer than the time budget of {budget:g} s " \
                           "per file (time-budget)"
     return None
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`BudgetExceeded` in the block after ``seconds`` of wall time (main thread
-    only, where a timer signal can interrupt Python code; elsewhere the block is unbounded)."""
-    if (seconds <= 0 or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()):
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        raise BudgetExceeded()
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 class Forked(Generic[R]):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evallint import reads
+from evallint.confine import Outside, inside_any
 from evallint.facts import Pos
 from evallint.findings import Finding, Related
 from evallint.frontend import ParseError
@@ -24,11 +25,17 @@ def _display(path: Path) -> str:
 def pinned_files(project: Project, ctx: Context) -> Iterator[Finding]:
     """Compare every pin in the lock file with the file on disk and its judge model."""
     target = lock_path(ctx.config)
+    shown = _display(target)
+    roots = ctx.config.roots
     try:
-        data = reads.read_file(target, ctx.config.max_file_size)
+        data = reads.read_file(target, ctx.config.max_file_size, roots)
+    except Outside:
+        yield ctx.finding("EL610", shown, Pos(1, 1),
+                          "the lock file is a symlink out of the project: not read, so nothing "
+                          "it pins is checked; commit the lock file itself")
+        return
     except OSError:
         return  # no lock file (or not a readable one): nothing is pinned
-    shown = _display(target)
     try:
         doc = load_yaml(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -47,8 +54,14 @@ def pinned_files(project: Project, ctx: Context) -> Iterator[Finding]:
             continue
         entry_pos = doc.keys.get(("files", str(rel)), Pos(1, 1))
         path = ctx.config.root / str(rel)
-        digest = sha256_of(path)
         lock_rel = [Related(shown, entry_pos.line, entry_pos.column, "the approved pin")]
+        if not inside_any(path, roots):
+            yield ctx.finding(
+                "EL610", shown, entry_pos,
+                f"pinned file '{rel}' lies outside the project: not read; a lock file pins "
+                "the judge prompts and rubrics of its own project only")
+            continue
+        digest = sha256_of(path, roots)
         if digest is None:
             yield ctx.finding(
                 "EL610", shown, entry_pos,

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from evallint import reads
 from evallint.classify import project_root_of
+from evallint.confine import inside_any
 from evallint.facts.loopspec import JUDGE_BLOCKS, LoopSpecFacts, Ref, looks_like_path
 from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.findings import Finding, Related
@@ -219,7 +220,11 @@ def spec_references(project: Project, ctx: Context) -> Iterator[Finding]:
         if ctx.is_enabled("EL611"):
             for r in refs:
                 target = facts.resolve(r.value)
-                if not reads.exists(target):
+                if not inside_any(target, ctx.config.roots):
+                    yield ctx.finding("EL611", facts.path, r.pos,
+                                      f"'{r.value}' lies outside the project: not read; a spec "
+                                      "names the files of its own project")
+                elif not reads.exists(target, ctx.config.roots):
                     yield ctx.finding("EL611", facts.path, r.pos,
                                       f"'{r.value}' does not exist (looked for {target})")
 
@@ -273,13 +278,11 @@ def calibration_set(project: Project, ctx: Context) -> Iterator[Finding]:
                               "(calibration.cases): the judge cannot be proven on anything")
             continue
         target = facts.resolve(cases.value)
-        real = Path(target).resolve()
         home = project_root_of(facts.path)
-        if not real.is_relative_to(Path(home).resolve() if home else
-                                   ctx.config.root.resolve()):
+        if not inside_any(target, (os.path.realpath(home),) if home else ctx.config.roots):
             continue  # never read outside the project (docs/security.md)
         try:
-            data = reads.read_file(real, ctx.config.max_file_size)
+            data = reads.read_file(target, ctx.config.max_file_size, ctx.config.roots)
         except FileNotFoundError:
             yield ctx.finding("EL612", facts.path, cases.pos,
                               f"calibration file '{cases.value}' does not exist (looked for "

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from evallint import reads
 from evallint.classify import project_root_of
+from evallint.confine import inside_any
 from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.frontend import ParseError
 from evallint.models import without_provider
@@ -88,12 +89,11 @@ def _judges(py_path: str, display: str, ctx: Context) -> list[DatasetJudge] | No
     from evallint.datasetfiles import dataset_judges
 
     home = project_root_of(py_path)
-    root = os.path.realpath(home or ctx.config.root)
-    real = os.path.realpath(display)
-    if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+    if not inside_any(display, (os.path.realpath(home),) if home else ctx.config.roots):
         return None  # never read outside the project: the tree is untrusted
     try:
-        text = decode(reads.read_file(real, ctx.config.max_file_size), ctx.config.max_file_size)
+        text = decode(reads.read_file(display, ctx.config.max_file_size, ctx.config.roots),
+                      ctx.config.max_file_size)
         return dataset_judges(text)
     except (OSError, SourceError, ParseError, RecursionError):
         return None

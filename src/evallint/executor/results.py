@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from evallint.executor.errors import SpecError
+from evallint.safefs import write_output
 
 RESULT_VERSION = "1.0"
 
@@ -31,7 +33,7 @@ class DurableLines:
     def write(self, line: str) -> None:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.path.open("a", encoding="utf-8")
+            self._fh = _open_append(self.path)
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -40,6 +42,23 @@ class DurableLines:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _open_append(path: Path) -> IO[str]:
+    """``path`` opened to append, never through a symlink (a committed ``results.jsonl ->
+    ~/.bashrc`` must not receive our records) and only when it is a regular file."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise OSError(f"{path} is a symlink: records are not written through one") \
+                from None
+        raise exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 class ResultsStore:
@@ -168,7 +187,5 @@ def write_summary(results: Path, extra: dict[str, Any]) -> Path:
         **extra,
     }
     out = results.with_name("summary.json")
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, out)
+    write_output(out, (json.dumps(summary, indent=2) + "\n").encode("utf-8"), out.parent)
     return out

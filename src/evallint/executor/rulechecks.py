@@ -119,10 +119,35 @@ def _run_one(answer: str, check: Check) -> str | None:
     return "; ".join(errors[:3]) if errors else None
 
 
+_FENCE_INFO = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+
+
 def strip_fence(text: str) -> str:
-    """The body of a single fenced code block, or the text unchanged."""
-    m = re.fullmatch(r"\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n\s*```\s*", text, re.S)
-    return m.group(1) if m else text.strip()
+    """The body of a single fenced code block, or the text unchanged.
+
+    What ``re.fullmatch(r"\\s*```[A-Za-z0-9_-]*\\s*\\n(.*?)\\n\\s*```\\s*", text, re.S)`` finds,
+    read with ``str.find``: the pattern tried each newline of a run of blank lines as the
+    closing one and read the rest of the run from each (quadratic in the run)."""
+    start = len(text) - len(text.lstrip())
+    close = len(text.rstrip()) - 3  # where the closing fence starts
+    if not text.startswith("```", start) or close < 0 or not text.startswith("```", close):
+        return text.strip()
+    info = len(text) - len(text[start + 3:].lstrip(_FENCE_INFO))  # the end of the info string
+    if close <= info:  # one fence, or two with no newline between
+        return text.strip()
+    # the blanks after the info string hold the opening line's newline, the blanks before the
+    # closing fence the body's last one
+    blanks = len(text) - len(text[info:].lstrip())
+    tail = len(text[:close].rstrip())
+    opener = text.rfind("\n", info, blanks)  # the last one first, as \s* is greedy
+    while opener != -1:
+        end = text.find("\n", max(opener + 1, tail), close)  # the first one, as .*? is lazy
+        if end != -1:
+            return text[opener + 1:end]
+        if opener + 1 <= tail:
+            break  # an earlier opening newline searches the same blanks
+        opener = text.rfind("\n", info, opener)
+    return text.strip()
 
 
 def _type_ok(value: Any, kind: str) -> bool:

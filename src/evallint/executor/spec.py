@@ -8,6 +8,7 @@ Unknown keys are errors (a typo must never switch a safeguard off silently).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,8 +165,8 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
 
     spec = LoopSpec(
         path=spec_path,
-        cases=base / _string(doc, data["cases"], "cases"),
-        results=base / _string(doc, data["results"], "results"),
+        cases=_inside(doc, base, _string(doc, data["cases"], "cases"), "cases"),
+        results=_inside(doc, base, _string(doc, data["results"], "results"), "results"),
         pass_threshold=threshold,
         generator=generator,
         evaluator=evaluator,
@@ -190,6 +191,22 @@ def _parse(doc: Located, spec_path: Path) -> LoopSpec:
     return spec
 
 
+def _inside(doc: Located, base: Path, value: str, *keys: str) -> Path:
+    """``base / value``, which must stay inside the spec's project (the nearest folder above
+    the spec with a project marker, else the spec's folder) after symlinks are followed: a
+    spec in a pull request must not aim ``run`` at ``~/.bashrc`` for its results or at a
+    file outside for its prompts."""
+    from evallint.classify import project_root_of
+    from evallint.confine import inside_any
+
+    target = base / value
+    home = project_root_of(str(base / "_")) or str(base)
+    if not inside_any(target, (os.path.realpath(home),)):
+        raise doc.error(f"'{value}' lies outside the project ({home}): a spec names files "
+                        "of its own project", *keys)
+    return target
+
+
 # ---------------------------------------------------------------------------- blocks
 
 
@@ -206,7 +223,7 @@ def _role(doc: Located, raw: Any, base: Path, name: str, allowed: set[str]) -> R
     if temperature is not None and not 0 <= temperature <= 1:
         raise doc.error("temperature must be between 0 and 1", name, "temperature")
     return RoleSpec(
-        prompt=base / _string(doc, raw["prompt"], name, "prompt"),
+        prompt=_inside(doc, base, _string(doc, raw["prompt"], name, "prompt"), name, "prompt"),
         model=model,
         temperature=temperature,
         max_tokens=_int(doc, raw.get("max_tokens", 1024), name, "max_tokens", lo=1, hi=200_000),
@@ -262,7 +279,8 @@ def _calibration(doc: Located, raw: Any, base: Path, batch_mode: bool) -> Calibr
                 raise doc.error(f"calibration.{key} must be true or false", "calibration", key)
             values[key] = raw[key]
     repeats = _int(doc, raw.get("repeats", 3), "calibration", "repeats", lo=1, hi=20)
-    calibration = Calibration(cases=base / _string(doc, raw["cases"], "calibration", "cases"),
+    calibration = Calibration(cases=_inside(doc, base, _string(doc, raw["cases"], "calibration",
+                                                                 "cases"), "calibration", "cases"),
                               repeats=repeats, **values)
     if repeats < 2 and (calibration.max_flip_rate is not None
                         or calibration.max_score_spread is not None):

@@ -32,13 +32,53 @@ class Verdict:
     ambiguous: bool = False
 
 
+_BLANKS = re.compile(r"\s*")
+
+
+def _fenced(text: str) -> str | None:
+    """The body of the first fenced block: what ``re.search(r"```(?:json)?\\s*\\n(.*?)\\n\\s*```",
+    text, re.S)`` holds in its group, read with ``str.find`` (the pattern tried each newline of
+    a run of blank lines as the closing one and read the rest of the run from each)."""
+    at = text.find("```")
+    while at != -1:
+        info = at + 7 if text.startswith("json", at + 3) else at + 3
+        run = _BLANKS.match(text, info)  # (each fence's own run of blanks: read once)
+        blanks = run.end() if run else info
+        opener = text.rfind("\n", info, blanks)  # the last newline first, as \s* is greedy
+        if opener != -1:
+            end = _closing_newline(text, opener + 1)
+            if end != -1:
+                return text[opener + 1:end]
+            # an earlier opening newline: the last one closes it if a fence follows the blanks
+            before = text.rfind("\n", info, opener)
+            if before != -1 and text.startswith("```", blanks):
+                return text[before + 1:opener]
+            return None  # a later opening fence has fewer newlines after it to close with
+        at = text.find("```", at + 1)
+    return None
+
+
+def _closing_newline(text: str, start: int) -> int:
+    """The first newline at or after ``start`` that only blanks separate from a fence, or -1."""
+    low = start  # no blank run before a fence reaches back past the previous fence
+    fence = text.find("```", start + 1)
+    while fence != -1:
+        blanks = low + len(text[low:fence].rstrip())  # the blanks before this fence
+        end = text.find("\n", blanks, fence)
+        if end != -1:
+            return end
+        low = fence + 3
+        fence = text.find("```", fence + 1)
+    return -1
+
+
 def find_json(text: str, opener: str = "{") -> Any:
     """The JSON value in a reply: the whole text, a fenced block, or the outermost braces."""
     closer = "}" if opener == "{" else "]"
     candidates = [text.strip()]
-    fence = re.search(r"```(?:json)?\s*\n(.*?)\n\s*```", text, re.S)
-    if fence:
-        candidates.append(fence.group(1))
+    fence = _fenced(text)
+    if fence is not None:
+        candidates.append(fence)
     start, end = text.find(opener), text.rfind(closer)
     if start != -1 and end > start:
         candidates.append(text[start:end + 1])

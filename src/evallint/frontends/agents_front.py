@@ -42,7 +42,9 @@ from evallint.roles import STRONG_JUDGE_WORDS as STRONG_EVAL
 from evallint.roles import WEAK_JUDGE_WORDS as WEAK_EVAL
 from evallint.source import SourceFile
 
-_TOOL = re.compile(r"^\s*(\*|[A-Za-z_][\w.\-]*)\s*(?:\((.*)\))?\s*$", re.S)
+# (the blanks after the brackets belong to them: two blank runs side by side, with nothing
+# between them, were split every way before the match failed)
+_TOOL = re.compile(r"^\s*(\*|[A-Za-z_][\w.\-]*)\s*(?:\((.*)\)\s*)?$", re.S)
 
 
 def parse_tool(text: str, pos: Pos) -> ToolRef | None:

@@ -24,6 +24,7 @@ from typing import Any
 from evallint import reads
 from evallint.classify import judge_config_shape, project_root_of
 from evallint.config import Config
+from evallint.confine import inside_any, within
 from evallint.datasetfiles import llm_judges
 from evallint.facts import Pos
 from evallint.facts.configs import (
@@ -46,7 +47,7 @@ from evallint.source import LineIndex, SourceError, SourceFile, decode, read_bou
 def parse_judge_config(source: SourceFile, config: Config) -> JudgeConfigFacts:
     """The judge templates of a config; invalid YAML raises ParseError (EL901)."""
     doc = load_yaml(source.text)
-    shape = judge_config_shape(config.root_relative(source.rel), source.text[:4096]) or ""
+    shape = judge_config_shape(config.root_relative(source.rel), source.text) or ""
     facts = JudgeConfigFacts(path=source.rel, kind=FileKind.JUDGE_CONFIG.value, shape=shape,
                              role=RoleInfo(Role.EVALUATOR, [f"{shape} judge config"]))
     if not isinstance(doc.data, dict):
@@ -221,7 +222,7 @@ def read_named_file(source: SourceFile, config: Config, target: str,
         shown = posixpath.normpath(posixpath.join(display_dir, *([".."] * up))) \
             if display_dir or up else "."
         cand = os.path.realpath(folder / target)
-        if not (cand == root or cand.startswith(root.rstrip(os.sep) + os.sep)):
+        if not within(cand, root) or not inside_any(cand, config.roots):
             break  # outside the project: neither read nor listed as tried
         tried.append(shown + "/")
         if not os.path.isfile(cand):

@@ -19,16 +19,22 @@ from evallint.frontends.template_text import TextMap, normalize_newlines
 _CONTEXT_HELPERS = frozenset({"each", "with"})
 _CONDITION_HELPERS = frozenset({"if", "unless"})
 _LITERALS = frozenset({"true", "false", "null", "undefined"})
-_EXPR_TOKEN = re.compile(
-    r"""\s*(?:
+# One token of a tag. It is never looked for right after a blank: _Parser.words gets there only
+# by stepping past a position where no token started, and inside a run of blanks that position
+# was its first blank (so a run of blanks before something that starts no token, as in
+# "{{    =}}", is read once, not once per blank).
+_TOKEN = r"""(?<!\s)\s*(?:
         (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
       | (?P<params>as\s+\|[^|]*\|)
       | (?P<sub>\()
       | (?P<close>\))
-      | (?P<word>(?:\[[^\]]*\]|[^\s()=\[\]])+(?:=(?!=))?)
-    )""",
-    re.X,
-)
+      | (?P<word>(?:BRACKET[^\s()=\[\]])+(?:=(?!=))?)
+    )"""
+# A word may hold "[...]" segments. An unclosed "[" is read to the end of the tag, so after the
+# tag's last "]" (where no "[" closes) the tokens are read by _EXPR_TOKEN_FLAT, which has no
+# segments: a tag of "[[[[" is then read once, not from each of its brackets.
+_EXPR_TOKEN = re.compile(_TOKEN.replace("BRACKET", r"\[[^\]]*\]|"), re.X)
+_EXPR_TOKEN_FLAT = re.compile(_TOKEN.replace("BRACKET", ""), re.X)
 
 
 @dataclass
@@ -166,11 +172,13 @@ class _Parser:
     def words(self, inner: int, end: int) -> list[_Word]:
         out: list[_Word] = []
         segment = self.text[inner:end]
+        flat = segment.rfind("]") + 1  # no "[" at or after this closes
+        last = len(segment.rstrip())  # nothing but blanks at or after this
         i = 0
         while i < len(segment):
-            m = _EXPR_TOKEN.match(segment, i)
+            m = (_EXPR_TOKEN if i < flat else _EXPR_TOKEN_FLAT).match(segment, i)
             if m is None or m.end() == i:
-                if segment[i:].strip():
+                if i < last:
                     i += 1
                     continue
                 break

@@ -9,6 +9,7 @@ with the front matter blanked out, so every position is a position in the real f
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
 from collections.abc import Iterator
@@ -76,7 +77,9 @@ BATCH_WORDS = frozenset(
 )
 _JSON_KEY = re.compile(r"\"([A-Za-z_][\w-]*)\"\s*:")
 _XML_OPEN = re.compile(r"<([A-Za-z_][\w-]*)>")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
+# The title is a first character and then up to the last one that is not a blank or a '#' (what
+# the lazy (.+?)[ \t#]*$ kept, without trying the rest of the line after each character).
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.(?:[^\n]*[^ \t#\n])?)[ \t#]*$", re.M)
 # An explicit output-format instruction followed (within a few lines) by a fenced structure,
 # XML tags or a [[rating]] marker: a contract even when it is not JSON.
 _FORMAT_CUE = re.compile(
@@ -84,7 +87,10 @@ _FORMAT_CUE = re.compile(
     r"(?:response|answer|reply|output)|respond\s+(?:in|with|using)\s+the\s+following|"
     r"use\s+the\s+following\s+(?:format|structure))\b.*$"
 )
-_STRUCTURE = re.compile(r"```|<[A-Za-z_][\w-]*>|\[\[[^\]\n]+\]\]")
+# A "[[x]]" marker is found from its last "[[" (a "[" inside is not followed by another, bar a
+# final "[["): the same texts have one as with [^\]\n]+, but a line of "[[[[" is not read to its end
+# from each of its brackets.
+_STRUCTURE = re.compile(r"```|<[A-Za-z_][\w-]*>|\[\[(?:[^\[\]\n]|\[(?!\[))+(?:\[\[)?\]\]")
 _JSON_WITH_KEYS = re.compile(
     r"(?i)\bjson\b[^.\n]{0,80}?\b(?:keys?|fields?|properties|attributes|schema)\b"
     r"|\b(?:keys?|fields?|properties|attributes|schema)\b[^.\n]{0,80}?\bjson\b"
@@ -259,9 +265,11 @@ def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[S
     if "#" not in body:
         return out
     example_level = 0  # the level of the open "Example…" heading, 0 when none is open
+    fence_starts = [s for s, _ in fences]  # (fences are in order and never overlap)
     for m in _HEADING.finditer(body):
         start = m.start()
-        if any(s <= start < e for s, e in fences):
+        i = bisect.bisect_right(fence_starts, start) - 1
+        if i >= 0 and start < fences[i][1]:  # inside a fence (found without trying each)
             continue
         title = m.group(2).strip()
         level = len(m.group(1))
@@ -366,7 +374,13 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
     if json_shown:
         keys.append(JSON_KEY)
     for m in _FORMAT_CUE.finditer(body):
-        window = "\n".join(body[m.end():].split("\n", 8)[:8])
+        end = m.end() - 1
+        for _ in range(8):  # the rest of the line and the 7 below it (not a copy of the rest)
+            end = body.find("\n", end + 1)
+            if end == -1:
+                end = len(body)
+                break
+        window = body[m.end():end]
         if _STRUCTURE.search(window):
             keys.append(FORMAT_KEY)
             break
@@ -700,8 +714,10 @@ def _var_label(lines: list[str], var: TemplateVar) -> str:
     (a heading or a label over it)."""
     label = lines[var.pos.line - 1][:max(0, var.pos.column - 1)]
     if not label.strip("{ \t#*-"):
-        above = [ln for ln in lines[:var.pos.line - 1] if ln.strip()]
-        label = above[-1] if above else ""
+        above = var.pos.line - 2  # (up from the line above, not a copy of all the lines above)
+        while above >= 0 and not lines[above].strip():
+            above -= 1
+        label = lines[above] if above >= 0 else ""
     return label
 
 
@@ -735,6 +751,33 @@ _CONVERSATION_LEVEL = re.compile(
     r"\b[^.\n]{0,40}?\band\s+(?:an?|the)\s+(?:ai\s+)?(?:assistant|chatbot|bot)\b", re.I)
 
 
+def _labels_above(lines: list[str], wanted: set[int]) -> dict[int, list[str]]:
+    """For each line number in ``wanted``: the label line just above it (unless a heading is
+    nearer) and the headings of the sections holding it, innermost first. Read in one pass down
+    the lines (a walk up from each variable cost the lines above it, once per variable)."""
+    out: dict[int, list[str]] = {}
+    label: str | None = None  # the nearest line of text so far, None when a heading is nearer
+    sections: list[tuple[int, str]] = []  # the open headings: depth (increasing), title
+    last = max(wanted, default=0)
+    for number, ln in enumerate(lines[:last], start=1):
+        if number in wanted:
+            out[number] = [*([label] if label is not None else []),
+                           *(title for _, title in reversed(sections))]
+        text = ln.strip()
+        if not text or text.startswith(("```", "~~~")):
+            continue
+        heading = _HEADING.match(text)
+        if heading is None:
+            label = text
+            continue
+        label = None
+        depth = len(heading.group(1))
+        while sections and sections[-1][0] >= depth:
+            sections.pop()
+        sections.append((depth, heading.group(2)))
+    return out
+
+
 def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
     """History variables the prompt frames as the user's conversation with the assistant.
 
@@ -747,36 +790,26 @@ def conversation_inputs(facts: PromptFacts, body: str) -> list[str]:
     lines = body.split("\n")
     out: list[str] = []
     whole = _CONVERSATION_LEVEL.search(_unemphasized(body)) is not None
+    histories = []
     for var in facts.template.variables:
         tokens = set(name_tokens(var.name))
         if not 0 < var.pos.line <= len(lines) or not tokens or \
                 not tokens <= _DIALOGUE_VARS or not tokens & {"history", "conversation",
                                                                "dialogue", "dialog", "messages"}:
             continue
-        labels = [lines[var.pos.line - 1][:max(0, var.pos.column - 1)]]
-        level = 7
-        for ln in reversed(lines[:var.pos.line - 1]):
-            text = ln.strip()
-            if not text or text.startswith(("```", "~~~")):
-                continue
-            heading = _HEADING.match(text)
-            if heading is None:
-                if len(labels) == 1:
-                    labels.append(text)  # the label line just above
-                continue
-            depth = len(heading.group(1))
-            if depth < level:  # the section holding the variable, and the sections around it
-                labels.append(heading.group(2))
-                level = depth
-            if level == 1:
-                break
+        histories.append(var)
+    above = _labels_above(lines, {var.pos.line for var in histories})
+    for var in histories:
+        labels = [lines[var.pos.line - 1][:max(0, var.pos.column - 1)], *above[var.pos.line]]
         if any(set(name_tokens(t)) & _DIALOGUE_WORDS and ("user" in name_tokens(t) or whole)
                for t in labels):
             out.append("_".join(singular(name_tokens(var.name))))
     return out
 
 
-_INLINE_TAG = re.compile(r"\{\{[^{}\n]*\}\}\s?|\{%[^\n]*?%\}\s?")
+# (a "{%" tag holds no other "{%": an unclosed one is read up to the next, not to the line's end
+# from each of them)
+_INLINE_TAG = re.compile(r"\{\{[^{}\n]*\}\}\s?|\{%(?:[^{\n]|\{(?!%))*?%\}\s?")
 
 
 def evaluated_subjects(body: str) -> list[str]:
@@ -830,7 +863,10 @@ def _subject_words(tokens: list[str]) -> list[str]:
 # the CONTEXT". After the grounding verbs only retrieval material counts: "score it based on
 # the reasoning steps" shows the judge the generator's steps, it names no reference.
 _REFERENCE = re.compile(
-    r"\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of\s+truth"
+    # (the name is tried from the start of its run of word characters and dashes, not again
+    # after each dash inside it: the run is read once)
+    r"(?<![\w-])-*\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of"
+    r"\s+truth"
     r"|\b(?:(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)"
     r"|against)\s+"
     r"(?:(?:the|that|this|these|its|their|a|an)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"

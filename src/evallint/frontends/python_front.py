@@ -25,8 +25,11 @@ from evallint.pyflow.providers import PREFILTER_WORDS, framework_roots, has_sdk_
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
-_IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import|import[ \t]+([\w., \t]+))",
-                      re.M)
+# (the module name is one run of [\w.]; without one, "from  import" is the blanks before "import"
+# split one from the rest, as it always matched: never two blank runs side by side to split
+# every way)
+_IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]*)(?:(?<=[\w.])[ \t]+|[ \t])import"
+                      r"|import[ \t]+([\w., \t]+))", re.M)
 
 
 # Jinja tags in a file named .py: a template a generator renders into Python (cookiecutter,
@@ -106,14 +109,16 @@ def _import_names(text: str, m: re.Match[str], package: str, out: list[str]) -> 
 @frontend(FileKind.PYTHON, FileKind.NOTEBOOK)
 def parse_python(source: SourceFile, config: Config) -> PythonFacts:
     """Facts of one module or notebook (near-empty when the prefilter finds nothing)."""
-    return build_facts(source, force=False)
+    return build_facts(source, force=False, limit=config.max_file_size)
 
 
-def build_facts(source: SourceFile, force: bool) -> PythonFacts:
+def build_facts(source: SourceFile, force: bool, limit: int | None = None) -> PythonFacts:
     """``force``: parse even when the prefilter would skip the file (the project analysis
     found that it imports an LLM helper module). A module that names ``inspect_ai`` also gets
-    its Inspect grader calls, from the tree parsed here when there is one."""
-    facts, tree = _facts(source, force)
+    its Inspect grader calls, from the tree parsed here when there is one. ``limit``: the most
+    bytes of a notebook's code cells analysed (max-file-size; a Python file's own size is
+    bounded when it is read): past it, a ParseError."""
+    facts, tree = _facts(source, force, limit)
     if not facts.notebook and "inspect_ai" in source.text:
         from evallint.frontends.inspect_facts import scan_inspect
 
@@ -121,7 +126,8 @@ def build_facts(source: SourceFile, force: bool) -> PythonFacts:
     return facts
 
 
-def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | None]:
+def _facts(source: SourceFile, force: bool,
+           limit: int | None = None) -> tuple[PythonFacts, ast.Module | None]:
     """The facts of :func:`build_facts`, with the module's tree when it was parsed (a
     notebook's joined cells are not the file's text: None)."""
     is_nb = source.rel.lower().endswith(".ipynb")
@@ -132,7 +138,7 @@ def _facts(source: SourceFile, force: bool) -> tuple[PythonFacts, ast.Module | N
     pos_map = _plain_pos
     joined: JoinedNotebook | None = None
     if is_nb:
-        joined = join_cells(source.text)
+        joined = join_cells(source.text, limit)
         facts.suppressions = joined.suppressions
         if not is_python(joined.language):
             facts.not_python = (f"a {joined.language} notebook (its kernel's language), not "
@@ -213,7 +219,13 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
     """The ``ast`` tree of ``code``. In a notebook a cell that does not parse is left out
     (IPython runs the others; a notebook is not a module) and recorded in ``skipped``; a
     module's syntax error is a ParseError at Python's own position. Deep nesting is bounded by
-    the interpreter's own recursion limit, never raised here: past it, a ParseError."""
+    the interpreter's own recursion limit, never raised here: past it, a ParseError.
+
+    Each parse of the whole code costs as much as the code is long: a cell is left out alone
+    after a parse only the first time; on a second syntax error every cell that does not
+    parse on its own is left out at once, so that a notebook of thousands of broken cells
+    costs a few parses, not one per cell."""
+    one_by_one = True
     while True:
         try:
             tree = ast.parse(code)
@@ -222,11 +234,12 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
             if joined is None:
                 raise ParseError(f"Python syntax error: {err.msg}", line, col + 1) from None
             where = joined.pos(line, col)
-            if (where.cell is None or any(p.cell == where.cell for p, _ in skipped)
+            if (not one_by_one or where.cell is None
+                    or any(p.cell == where.cell for p, _ in skipped)
                     or _parses(joined.cell_code(where.cell))):
                 # Python blamed a cell that is not at fault (an unclosed block in an earlier
-                # cell is reported where the next code starts): leave out every cell that
-                # does not parse on its own
+                # cell is reported where the next code starts), or this is the second error:
+                # leave out every cell that does not parse on its own
                 if not _blank_broken_cells(joined, skipped):
                     raise ParseError(f"Python syntax error: {err.msg}", where.line,
                                      where.column, where.cell) from None
@@ -234,6 +247,7 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
                 continue
             skipped.append((where, err.msg))
             joined.blank(where.cell)
+            one_by_one = False
             code = joined.code
         except (RecursionError, MemoryError):
             raise ParseError("too deeply nested for Python's own parser (a very long operator "
@@ -260,8 +274,11 @@ def _blank_broken_cells(joined: JoinedNotebook, skipped: list[tuple[Pos, str]]) 
     for cell in range(1, len(joined.starts) + 1):
         if cell in done:
             continue
+        code = joined.cell_code(cell)
+        if code.isspace():  # an empty cell parses (most cells of a long notebook are short)
+            continue
         try:
-            ast.parse(joined.cell_code(cell))
+            ast.parse(code)
         except SyntaxError as err:
             line = (err.lineno or 1) + joined.starts[cell - 1] - 1
             skipped.append((joined.pos(line, max(0, (err.offset or 1) - 1)), err.msg))

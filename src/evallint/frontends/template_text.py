@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evallint.facts import Pos
 from evallint.source import LineIndex
@@ -22,14 +22,92 @@ _TRIPLE = re.compile(r'"""|\'\'\'')
 # template tags. Self-closing tags delimit nothing.
 _OPEN_TAG = re.compile(r"<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>")
 _CLOSE_TAG = re.compile(r"</([A-Za-z][\w.:-]*)\s*>")
-# Template tags of every dialect: what is left of a line without them is its prose.
-_TEMPLATE_TAG = re.compile(
-    r"\{\{\{.*?\}\}\}|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}"
-    r"|(?<!\{)\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\s]*)?\}(?!\})"
-)
+# Template tags of every dialect (what is left of a line without them is its prose): the
+# paired tags of _TAG_PAIRS, tried in this order at each "{" (as the alternation
+# \{\{\{.*?\}\}\}|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\} did), then a str.format field.
+_TAG_PAIRS = (("{{{", "}}}"), ("{{", "}}"), ("{%", "%}"), ("{#", "#}"))
+_FIELD_TAG = re.compile(r"(?<!\{)\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\s]*)?\}(?!\})")
 # A line that only opens or closes a block of text: ``---``, a fence, ``<<<``, ``===``.
 _RULE_LINE = re.compile(r"(?:-{3,}|={3,}|\*{3,}|`{3,}\w*|~{3,}\w*|<{3,}|>{3,}|\"{3}|'{3})")
+# A control tag (a block, a comment, a mustache section or partial). Only ever matched whole
+# against one tag's text (fullmatch); in a line, :func:`_strip_control` finds them.
 _CONTROL_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}|\{\{~?\s*[#/^!>].*?\}\}")
+_CONTROL_OPEN = re.compile(r"\{\{~?\s*[#/^!>]")
+
+
+class _Closers:
+    """``str.find`` of a tag's closer up to the end of its line (what ``.*?`` and the closer
+    match), remembering where a closer is missing: another opener later on that line then fails
+    at once. (A lazy pattern read the rest of the line again from each opener that has no
+    closer: a line of "{{" took time quadratic in its length.)"""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line = (0, -1)  # a searched span that holds no newline: from, to (a newline or end)
+        self.missing: dict[str, tuple[int, int]] = {}  # closer -> searched from, line end
+
+    def find(self, closer: str, start: int) -> int:
+        low, eol = self.line
+        if not low <= start <= eol:
+            eol = self.text.find("\n", start)
+            eol = len(self.text) if eol == -1 else eol
+            self.line = (start, eol)
+        miss = self.missing.get(closer)
+        if miss is not None and miss[0] <= start and miss[1] == eol:
+            return -1
+        at = self.text.find(closer, start, eol)
+        if at == -1:
+            self.missing[closer] = (start, eol)
+        return at
+
+
+def _template_tags(text: str) -> list[tuple[int, int]]:
+    """The spans of the template tags in ``text``, left to right, none inside another."""
+    spans: list[tuple[int, int]] = []
+    closers = _Closers(text)
+    at = text.find("{")
+    while at != -1:
+        end = -1
+        for opener, closer in _TAG_PAIRS:
+            if text.startswith(opener, at):
+                close = closers.find(closer, at + len(opener))
+                if close != -1:
+                    end = close + len(closer)
+                    break
+        if end == -1:
+            field_tag = _FIELD_TAG.match(text, at)
+            end = field_tag.end() if field_tag else -1
+        if end != -1:
+            spans.append((at, end))
+        at = text.find("{", max(end, at + 1))
+    return spans
+
+
+def _strip_control(text: str) -> str:
+    """``text`` without its control tags (``_CONTROL_TAG.sub("", text)``, each closer found
+    by :class:`_Closers`)."""
+    if "{" not in text:
+        return text
+    kept: list[str] = []
+    closers = _Closers(text)
+    done = 0
+    at = text.find("{")
+    while at != -1:
+        end = -1
+        if text.startswith(("{%", "{#"), at):
+            close = closers.find(text[at + 1] + "}", at + 2)
+            end = close + 2 if close != -1 else -1
+        else:
+            opener = _CONTROL_OPEN.match(text, at)
+            if opener is not None:
+                close = closers.find("}}", opener.end())
+                end = close + 2 if close != -1 else -1
+        if end != -1:
+            kept.append(text[done:at])
+            done = end
+        at = text.find("{", max(end, at + 1))
+    kept.append(text[done:])
+    return "".join(kept)
 
 
 def is_rule_line(line: str) -> bool:
@@ -38,9 +116,11 @@ def is_rule_line(line: str) -> bool:
     return _RULE_LINE.fullmatch(line) is not None
 # A label: one to six words and a colon, in optional markdown emphasis or a heading
 # ("**Response:**", "## Tool calls made:", "TOOL CALLS TO BE EVALUATED:", "[Response]:").
+# (each word is read whole, by a look-ahead that is never backtracked into: a word's trailing
+# "_" given back to [*_]* never made a label, and "a____x" tried so every split of its "_")
 _LABEL = re.compile(
-    r"^[ \t>*_#\[-]*([A-Za-z][\w'()/-]*(?:[ \t]+[A-Za-z][\w'()/-]*){0,5})\]?[ \t]*[*_]*:[*_]*"
-    r"[ \t]*$"
+    r"^[ \t>*_#\[-]*([A-Za-z](?=([\w'()/-]*))\2(?:[ \t]+[A-Za-z](?=([\w'()/-]*))\3){0,5})"
+    r"\]?[ \t]*[*_]*:[*_]*[ \t]*$"
 )
 # "###Response to evaluate:" (no space) is how many judge prompts write their headings; a
 # prompt held in an indented Python string keeps the code's indentation before them
@@ -99,7 +179,15 @@ def _triple_spans(text: str) -> list[tuple[int, int]]:
 
 # MT-bench-style markers: "[The Start of Assistant A's Answer]" … "[The End of Assistant A's
 # Answer]", also as "<|The Start of …|>".
-_START_MARK = re.compile(r"(?im)^[ \t]*(?:\[|<\|)[ \t]*the start of (.+?)[ \t]*(?:\]|\|>)")
+# The name is the shortest that the closing bracket follows, as (.+?) found it: one character,
+# or up to one that is not a blank (a name that ends in a blank is a shorter one and blanks), so
+# a run of blanks is not read again after each of its characters.
+_START_MARK = re.compile(
+    r"(?im)^[ \t]*(?:\[|<\|)[ \t]*the start of (.(?:[^\n]*?[^ \t\n])??)[ \t]*(?:\]|\|>)")
+# Distinct marker names looked for in one text (a prompt has a few): each is a search of the
+# rest of the text, so the names are bounded, and a name's search is not repeated for its next
+# marker before the end marker it found.
+_MARKER_NAMES = 32
 
 
 def _marker_spans(text: str) -> list[tuple[int, int]]:
@@ -107,11 +195,22 @@ def _marker_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     if "tart of" not in text and "TART OF" not in text:
         return spans
+    # name -> its end marker's pattern, where it was last searched from and what it found
+    ends: dict[str, tuple[re.Pattern[str], int, int]] = {}
     for m in _START_MARK.finditer(text):
-        end = re.compile(r"(?i)(?:\[|<\|)[ \t]*the end of " + re.escape(m.group(1))
-                         + r"[ \t]*(?:\]|\|>)").search(text, m.end())
-        if end is not None:
-            spans.append((m.end(), end.start()))
+        name = m.group(1)
+        if name not in ends:
+            if len(ends) == _MARKER_NAMES:
+                continue
+            ends[name] = (re.compile(r"(?i)(?:\[|<\|)[ \t]*the end of " + re.escape(name)
+                                     + r"[ \t]*(?:\]|\|>)"), 0, -2)
+        pattern, searched, found = ends[name]
+        if not (searched <= m.end() and (found == -1 or m.end() <= found)):
+            end = pattern.search(text, m.end())
+            searched, found = m.end(), (end.start() if end is not None else -1)
+            ends[name] = (pattern, searched, found)
+        if found != -1:
+            spans.append((m.end(), found))
     return spans
 
 
@@ -142,8 +241,9 @@ class TextMap:
 
     text: str
     index: LineIndex
-    _spans: list[tuple[int, int]] | None = None
+    _spans: list[tuple[int, int]] | None = None  # the union of the enclosing spans, in order
     _starts: list[int] | None = None
+    _labelled: dict[int, bool] = field(default_factory=dict)  # by line start
 
     @classmethod
     def of(cls, text: str) -> TextMap:
@@ -166,17 +266,30 @@ class TextMap:
         A label says where the candidate's text starts, and the end of the line (or the next
         label) where it stops; a value in the middle of a sentence has neither.
         """
-        start = self.text.rfind("\n", 0, offset) + 1
-        end = self.text.find("\n", offset)
+        at = max(0, min(offset, len(self.text)))
+        start = at - self.index.pos(at)[1] + 1
+        found = self._labelled.get(start)
+        if found is None:  # (the answer is the line's: asked once per line, not once per value)
+            found = self._labelled[start] = self._line_labelled(start)
+        return found
+
+    def _line_labelled(self, start: int) -> bool:
+        end = self.text.find("\n", start)
         line = self.text[start:end if end != -1 else len(self.text)]
-        values = [m for m in _TEMPLATE_TAG.finditer(line) if not _CONTROL_TAG.fullmatch(m.group())]
+        tags = _template_tags(line)
+        values = [(s, e) for s, e in tags if not _CONTROL_TAG.fullmatch(line, s, e)]
         if len(values) != 1:
             return False
-        prose = _TEMPLATE_TAG.sub("", line)
-        if not prose.strip():
+        prose: list[str] = []
+        done = 0
+        for s, e in tags:
+            prose.append(line[done:s])
+            done = e
+        prose.append(line[done:])
+        if not "".join(prose).strip():
             return _is_label(self._previous_line(start))
-        head = line[:values[0].start()]
-        tail = _CONTROL_TAG.sub("", line[values[0].end():])
+        head = line[:values[0][0]]
+        tail = _strip_control(line[values[0][1]:])
         return not tail.strip() and _is_label(head)
 
     def _previous_line(self, line_start: int) -> str:
@@ -185,7 +298,7 @@ class TextMap:
         end = line_start - 1
         while end > 0:
             start = self.text.rfind("\n", 0, end) + 1
-            line = _CONTROL_TAG.sub("", self.text[start:end]).strip()
+            line = _strip_control(self.text[start:end]).strip()
             if line and not is_rule_line(line):
                 return self.text[start:end]
             end = start - 1
@@ -196,17 +309,22 @@ class TextMap:
             spans = (fenced_spans(self.text) + _triple_spans(self.text) + _tag_spans(self.text)
                      + _marker_spans(self.text))
             spans.sort()
-            self._spans = spans
-            self._starts = [s for s, _ in spans]
+            union: list[tuple[int, int]] = []  # spans may nest: their union, one lookup away
+            for s, e in spans:
+                if union and s <= union[-1][1]:
+                    union[-1] = (union[-1][0], max(union[-1][1], e))
+                else:
+                    union.append((s, e))
+            self._spans = union
+            self._starts = [s for s, _ in union]
         assert self._starts is not None
-        i = bisect.bisect_right(self._starts, offset)
-        # Spans may nest, so look back over every span that starts before the offset.
-        return any(s <= offset < e for s, e in self._spans[:i])
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return i >= 0 and offset < self._spans[i][1]
 
 
 def _is_label(text: str) -> bool:
     """One to six words and a colon that do not read as a sentence ("Grade this answer:")."""
-    text = _PARENTHETICAL.sub("", _CONTROL_TAG.sub("", text))
+    text = _PARENTHETICAL.sub("", _strip_control(text))
     if _HEADING_LINE.match(text):
         return True  # "## Assistant response" over a line holding only the value
     m = _LABEL.match(text)

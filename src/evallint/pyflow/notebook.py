@@ -15,13 +15,16 @@ import io
 import json
 import re
 import tokenize
-from dataclasses import dataclass, field
+from bisect import bisect_right
+from collections.abc import Callable
 
 from evallint import suppress
 from evallint.facts import Pos
 from evallint.frontend import ParseError
 
-_MAGIC = re.compile(r"^(\s*)(?:[%!]|[\w.,\s\[\]]+=\s*[%!])")
+# (the assigned names start with a non-blank, so the indent and the names never share a run of
+# blanks; "  = %x", which matched with one blank as the names, is the last branch)
+_MAGIC = re.compile(r"^(\s*)(?:[%!]|[\w.,\[\]][\w.,\s\[\]]*=\s*[%!]|\s=\s*[%!])")
 # IPython's line magics and default shell aliases, callable without ``%`` (automagic)
 AUTOMAGIC = frozenset({
     "alias", "autoawait", "autocall", "automagic", "autoreload", "bookmark", "cat", "cd",
@@ -60,43 +63,81 @@ def automagic(line: str) -> str | None:
     return None
 
 
-@dataclass
 class JoinedNotebook:
     """The code of every code cell, joined; ``starts[i]`` is the joined line where cell i+1
-    begins (code cells are numbered from 1 in their order in the notebook)."""
+    begins (code cells are numbered from 1 in their order in the notebook).
 
-    code: str
-    starts: list[int] = field(default_factory=list)
-    suppressions: list[suppress.Suppression] = field(default_factory=list)
-    language: str = "python"  # the kernel's language (kernelspec, language_info)
+    Each cell's place in the code is kept (its first character), so that reading one cell,
+    blanking one or mapping a position costs what that cell or a bisection costs, never a pass
+    over the whole code: a notebook may hold hundreds of thousands of cells."""
+
+    def __init__(self, code: str = "", starts: list[int] | None = None,
+                 suppressions: list[suppress.Suppression] | None = None,
+                 language: str = "python", offsets: list[int] | None = None) -> None:
+        self.starts: list[int] = starts if starts is not None else []
+        self.suppressions: list[suppress.Suppression] = (
+            suppressions if suppressions is not None else [])
+        self.language = language  # the kernel's language (kernelspec, language_info)
+        self._base = code  # the joined code before any cell was blanked
+        self._offsets = offsets if offsets is not None else _cell_offsets(code, self.starts)
+        self._blanked: set[int] = set()
+        self._code: str | None = code  # the code with the blanked cells emptied (built lazily)
+
+    @property
+    def code(self) -> str:
+        """The joined code, every blanked cell an empty line per line it had."""
+        if self._code is None:
+            parts: list[str] = []
+            at = 0
+            for cell in sorted(self._blanked):
+                first, last = self._span(cell)
+                parts += (self._base[at:first], "\n" * self._lines(cell))
+                at = last
+            parts.append(self._base[at:])
+            self._code = "".join(parts)
+        return self._code
+
+    def _span(self, cell: int) -> tuple[int, int]:
+        """Where code cell ``cell`` (1-based) is in the code before blanking."""
+        last = self._offsets[cell] if cell < len(self._offsets) else len(self._base)
+        return self._offsets[cell - 1], last
+
+    def _lines(self, cell: int) -> int:
+        first, last = self._span(cell)
+        return self._base.count("\n", first, last)
 
     def cell_code(self, cell: int) -> str:
         """The code of code cell ``cell`` (1-based) as joined (magics already ``pass``)."""
-        lines = self.code.split("\n")
-        first = self.starts[cell - 1] - 1
-        last = self.starts[cell] - 1 if cell < len(self.starts) else len(lines)
-        return "\n".join(lines[first:last]) + "\n"
+        if cell in self._blanked:
+            return "\n" * self._lines(cell)
+        first, last = self._span(cell)
+        return self._base[first:last]
 
     def blank(self, cell: int) -> None:
-        """Empty code cell ``cell`` (1-based), keeping its line count so positions hold."""
-        lines = self.code.split("\n")
-        first = self.starts[cell - 1] - 1
-        last = self.starts[cell] - 1 if cell < len(self.starts) else len(lines) - 1
-        for i in range(first, min(last, len(lines))):
-            lines[i] = ""
-        self.code = "\n".join(lines)
+        """Empty code cell ``cell`` (1-based), keeping its line count so positions hold. The
+        code is made again once, when next read: blanking many cells costs one pass."""
+        if 0 < cell <= len(self._offsets) and cell not in self._blanked:
+            self._blanked.add(cell)
+            self._code = None
 
     def pos(self, line: int, column: int) -> Pos:
         """Map a 1-based joined line and 0-based column to the cell and line a user sees."""
-        cell = 0
-        for i, start in enumerate(self.starts):
-            if start <= line:
-                cell = i
-            else:
-                break
         if not self.starts:
             return Pos(line, column + 1)
+        cell = max(0, bisect_right(self.starts, line) - 1)
         return Pos(line - self.starts[cell] + 1, column + 1, cell + 1)
+
+
+def _cell_offsets(code: str, starts: list[int]) -> list[int]:
+    """The offset in ``code`` of each 1-based line in ``starts`` (increasing)."""
+    out: list[int] = []
+    line, at = 1, 0
+    for start in starts:
+        while line < start and at != -1:
+            at = code.find("\n", at) + 1 or -1
+            line += 1
+        out.append(at if at != -1 else len(code))
+    return out
 
 
 def notebook_language(data: dict[str, object]) -> str:
@@ -166,50 +207,205 @@ def _magic_indent(line: str) -> str | None:
     return automagic(line)
 
 
-def join_cells(text: str) -> JoinedNotebook:
-    """Parse notebook JSON and join its code cells; bad JSON raises ParseError."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"invalid notebook JSON: {exc.msg}", exc.lineno, exc.colno) from None
-    if not isinstance(data, dict) or not isinstance(data.get("cells", []), list):
-        raise ParseError("not a Jupyter notebook: no 'cells' list")
+def _cell_lines(src: str) -> list[str]:
+    """A code cell's lines as joined: magics and shell escapes ``pass``, a ``%%`` cell empty."""
+    lines = src.splitlines() or [""]
+    if lines[0].lstrip().startswith("%%"):
+        return [""] * len(lines)
     out: list[str] = []
-    joined = JoinedNotebook(code="", language=notebook_language(data))
-    line = 1
-    number = 0
-    for cell in data.get("cells", []):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    cont = False  # a magic's line ended with a backslash: IPython joins the next line
+    inner: set[int] | None = None  # tokenized only for a cell with a magic-like line
+    for i, raw in enumerate(lines):
+        if cont:
+            out.append("")
+            cont = raw.rstrip().endswith("\\")
             continue
-        number += 1
+        indent = _magic_indent(raw)
+        if indent is not None:
+            if inner is None:
+                inner = _inner_lines(src)
+            if i in inner:  # "who can re-route..." in a docstring, "run for run" in a call
+                indent = None
+        if indent is not None:
+            out.append(f"{indent}pass")
+            cont = raw.rstrip().endswith("\\")
+        else:
+            out.append(raw)
+    return out
+
+
+class _Joiner:
+    """Code cells joined one by one as they are read; past ``limit`` bytes of joined code the
+    notebook is not analysed (ParseError), before anything more of it is read."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the cells read (a later ``cells`` key replaces an earlier one, as in
+        ``json.loads``)."""
+        self.parts: list[str] = []
+        self.starts: list[int] = []
+        self.offsets: list[int] = []
+        self.suppressions: list[suppress.Suppression] = []
+        self.line = 1
+        self.size = 0  # bytes of joined code (UTF-8)
+        self.chars = 0
+
+    def add(self, cell: object) -> None:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            return
+        number = len(self.starts) + 1
         src = cell.get("source", "")
         if isinstance(src, list):
             src = "".join(s for s in src if isinstance(s, str))
         if not isinstance(src, str):
             src = ""
-        joined.starts.append(line)
-        joined.suppressions.extend(suppress.scan(src, cell=number))
-        lines = src.splitlines() or [""]
-        if lines[0].lstrip().startswith("%%"):
-            lines = [""] * len(lines)
-        cont = False  # a magic's line ended with a backslash: IPython joins the next line
-        inner: set[int] | None = None  # tokenized only for a cell with a magic-like line
-        for i, raw in enumerate(lines):
-            if cont:
-                out.append("")
-                cont = raw.rstrip().endswith("\\")
-                continue
-            indent = _magic_indent(raw)
-            if indent is not None:
-                if inner is None:
-                    inner = _inner_lines(src)
-                if i in inner:  # "who can re-route..." in a docstring, "run for run" in a call
-                    indent = None
-            if indent is not None:
-                out.append(f"{indent}pass")
-                cont = raw.rstrip().endswith("\\")
-            else:
-                out.append(raw)
-        line += len(lines)
-    joined.code = "\n".join(out) + "\n"
-    return joined
+        self.starts.append(self.line)
+        self.offsets.append(self.chars)
+        self.suppressions.extend(suppress.scan(src, cell=number))
+        lines = _cell_lines(src)
+        part = "\n".join(lines) + "\n"
+        self.parts.append(part)
+        self.line += len(lines)
+        self.chars += len(part)
+        self.size += len(part) if part.isascii() else len(part.encode("utf-8", "surrogatepass"))
+        if self.limit is not None and self.size > self.limit:
+            raise ParseError(  # the cells after are not read: the total is not known
+                f"the notebook's code cells hold more than the {self.limit:,}-byte limit "
+                f"(max-file-size): {self.size:,} bytes in its first {number:,} code cells; "
+                "not analysed")
+
+    def joined(self, language: str) -> JoinedNotebook:
+        code = "".join(self.parts) if self.parts else "\n"
+        self.parts = []
+        return JoinedNotebook(code, self.starts, self.suppressions, language, self.offsets)
+
+
+# Reading a notebook keeps only what is analysed: the JSON is walked key by key of the
+# top-level object and cell by cell of its ``cells`` list (``raw_decode`` of one value at a
+# time), so that a cell's dict and its outputs are dropped once read and the decoded tree of
+# the whole notebook (several times its size on disk) is never held. The walk raises the
+# errors ``json.loads`` would, at the same places.
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODE = json.JSONDecoder().raw_decode
+
+
+def _ws(text: str, at: int) -> int:
+    m = _WS.match(text, at)
+    return m.end() if m is not None else at
+
+
+def _value(text: str, at: int) -> int:
+    """Read (and drop) the JSON value at ``at``; the index after it."""
+    return _DECODE(text, at)[1]
+
+
+def _array(text: str, at: int, element: Callable[[str, int], int]) -> int:
+    """Walk the JSON array at ``text[at] == '['``: ``element(text, i)`` reads the element at
+    ``i`` and returns the index after it. The index after the array."""
+    at = _ws(text, at + 1)
+    if text.startswith("]", at):
+        return at + 1
+    while True:
+        at = _ws(text, element(text, at))
+        if text.startswith("]", at):
+            return at + 1
+        if not text.startswith(",", at):
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        at = _ws(text, at + 1)
+
+
+def _object(text: str, at: int, member: Callable[[str, int], int]) -> int:
+    """Walk the JSON object at ``text[at] == '{'``: ``member(key, i)`` reads the value at ``i``
+    and returns the index after it. The index after the object."""
+    at = _ws(text, at + 1)
+    if text.startswith("}", at):
+        return at + 1
+    while True:
+        if not text.startswith('"', at):
+            raise json.JSONDecodeError("Expecting property name enclosed in double quotes",
+                                       text, at)
+        key, at = _DECODE(text, at)
+        at = _ws(text, at)
+        if not text.startswith(":", at):
+            raise json.JSONDecodeError("Expecting ':' delimiter", text, at)
+        at = _ws(text, member(key, _ws(text, at + 1)))
+        if text.startswith("}", at):
+            return at + 1
+        if not text.startswith(",", at):
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, at)
+        at = _ws(text, at + 1)
+
+
+def _skip(text: str, at: int) -> int:
+    """Read (and drop) the JSON value at ``at`` one element or member at a time when it is
+    an array or an object; the index after it."""
+    if text.startswith("[", at):
+        return _array(text, at, _value)
+    if text.startswith("{", at):
+        return _object(text, at, lambda _key, i: _value(text, i))
+    return _value(text, at)
+
+
+def _end(text: str, at: int) -> None:
+    at = _ws(text, at)
+    if at != len(text):
+        raise json.JSONDecodeError("Extra data", text, at)
+
+
+def join_cells(text: str, limit: int | None = None) -> JoinedNotebook:
+    """Read notebook JSON and join its code cells; bad JSON raises ParseError. ``limit``: the
+    most bytes of joined code analysed (max-file-size); past it, a ParseError, raised as soon
+    as the cells read so far pass it."""
+    try:
+        return _join(text, limit)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid notebook JSON: {exc.msg}", exc.lineno, exc.colno) from None
+
+
+def _join(text: str, limit: int | None) -> JoinedNotebook:
+    if text.startswith("\ufeff"):  # as json.loads
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    joiner = _Joiner(limit)
+    at = _ws(text, 0)
+    if not text.startswith("{", at):  # JSON, but not a notebook (read one element at a time)
+        _end(text, _skip(text, at))
+        raise ParseError("not a Jupyter notebook: no 'cells' list")
+    cells_ok = True
+    meta: dict[str, object] | None = None
+
+    def cell(text: str, at: int) -> int:
+        value, end = _DECODE(text, at)
+        joiner.add(value)
+        return int(end)
+
+    def top(key: str, at: int) -> int:
+        nonlocal cells_ok, meta
+        if key == "cells":
+            joiner.reset()
+            cells_ok = text.startswith("[", at)
+            return _array(text, at, cell) if cells_ok else _value(text, at)
+        if key == "metadata":
+            if not text.startswith("{", at):
+                meta = None
+                return _value(text, at)
+            found: dict[str, object] = {}
+
+            def kernel(key: str, at: int) -> int:  # only what names the kernel's language
+                if key not in ("kernelspec", "language_info"):
+                    return _value(text, at)
+                found[key], end = _DECODE(text, at)
+                return int(end)
+
+            end = _object(text, at, kernel)
+            meta = found
+            return end
+        return _skip(text, at)
+
+    _end(text, _object(text, at, top))
+    if not cells_ok:
+        raise ParseError("not a Jupyter notebook: no 'cells' list")
+    language = notebook_language({"metadata": meta}) if meta is not None else "python"
+    return joiner.joined(language)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import evallint
 from evallint.findings import Finding, Severity
 from evallint.registry import RuleMeta
+from evallint.report.clean import json_safe
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -31,6 +35,16 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
     }
 
 
+def artifact(path: str) -> dict[str, str]:
+    """A SARIF artifact location: a relative URI under ``%SRCROOT%`` with every character but
+    letters, digits, ``/`` and ``-._~`` percent-encoded, so that a file named
+    ``javascript:alert(1)`` or holding a newline is still only a path; a path outside the
+    working folder is a ``file://`` URI, encoded likewise."""
+    if os.path.isabs(path):
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path.replace(os.sep, "/"), safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
 def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: bool) -> str:
     codes = sorted({f.code for f in findings} | set(metas))
     index = {c: i for i, c in enumerate(c for c in codes if c in metas)}
@@ -47,7 +61,7 @@ def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: b
             "level": _LEVEL[f.severity],
             "message": {"text": f.message if f.cell is None else f"cell {f.cell}: {f.message}"},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": artifact(f.path),
                 "region": region,
             }}],
         }
@@ -59,7 +73,7 @@ def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: b
             result["relatedLocations"] = [
                 {"id": i, "message": {"text": r.message if r.cell is None
                                       else f"cell {r.cell}: {r.message}"}, "physicalLocation": {
-                    "artifactLocation": {"uri": r.path, "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": artifact(r.path),
                     "region": {"startLine": r.line, "startColumn": r.column}}}
                 for i, r in enumerate(f.related)
             ]
@@ -78,4 +92,4 @@ def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: b
             "results": results,
         }],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(doc, indent=2, ensure_ascii=False)) + "\n"

@@ -6,33 +6,39 @@ from collections.abc import Collection
 
 from evallint.findings import Finding, Severity
 from evallint.registry import RuleMeta
+from evallint.report.clean import clean_path, clean_text
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTE: "\x1b[36m"}
 
 
 def location(f: Finding) -> str:
+    path = clean_path(f.path)
     if f.cell is not None:
-        return f"{f.path}:cell {f.cell}:{f.line}:{f.column}"
-    return f"{f.path}:{f.line}:{f.column}"
+        return f"{path}:cell {f.cell}:{f.line}:{f.column}"
+    return f"{path}:{f.line}:{f.column}"
 
 
 def render_text(findings: list[Finding], metas: dict[str, RuleMeta], verbose: bool,
-                fixable: Collection[int] = ()) -> str:
+                fixable: Collection[int] = (), color: bool = False) -> str:
     """One line per finding; ``fixable`` holds the indices of findings that ``--fix`` would
-    repair, marked ``[*]`` after the code as ruff does."""
+    repair, marked ``[*]`` after the code as ruff does. Every field from the tree is printed
+    with its control characters escaped (:mod:`evallint.report.clean`), so each finding is
+    exactly its lines; ``color`` colours each finding's first line by its severity."""
     lines = []
     for i, f in enumerate(findings):
         sev = "" if f.severity is Severity.ERROR else f" ({f.severity.value})"
         mark = "[*] " if i in fixable else ""
-        lines.append(f"{location(f)}: {f.code} {mark}{f.message}{sev}")
+        head = f"{location(f)}: {f.code} {mark}{clean_text(f.message)}{sev}"
+        lines.append(colorize(head, f.severity) if color else head)
         for r in f.related:
             where = f"cell {r.cell}:" if r.cell is not None else ""
-            lines.append(f"    {r.path}:{where}{r.line}:{r.column}: {r.message}")
+            lines.append(f"    {clean_path(r.path)}:{where}{r.line}:{r.column}: "
+                         f"{clean_text(r.message)}")
         if verbose:
             for e in f.evidence:
-                lines.append(f"    evidence: {e}")
+                lines.append(f"    evidence: {clean_text(e)}")
             if f.fix:
-                lines.append(f"    fix: {f.fix}")
+                lines.append(f"    fix: {clean_text(f.fix)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
