@@ -226,31 +226,20 @@ def test_el505_without_a_literal_w_mode_has_no_fix(line: str) -> None:
     assert fix_for(Finding("EL505", "m", "run.py", 1, 6), line + "\n") is None
 
 
-@pytest.mark.parametrize(("rel", "line", "fixed"), [
-    ("prompts/judge.j2", "{% if output %}  {# evallint: ignore[EL901] #}",
-     "{% if output %}  {# evallint: ignore[EL901] -- TODO: say why this is safe #}"),
-    ("prompts/judge.prompt.md", "<!-- evallint: ignore -->",
-     "<!-- evallint: ignore -- TODO: say why this is safe -->"),
-    ("prompts/judge.prompt.md", "<!-- evallint: ignore[EL105] -- -->",
-     "<!-- evallint: ignore[EL105] -- TODO: say why this is safe -->"),
+@pytest.mark.parametrize(("rel", "line"), [
+    ("prompts/judge.j2", "{% if output %}  {# evallint: ignore[EL901] #}"),
+    ("prompts/judge.prompt.md", "<!-- evallint: ignore -->"),
+    ("prompts/judge.prompt.md", "<!-- evallint: ignore[EL105] -- -->"),
+    ("prompts/judge.prompt.md", "<!-- evallint: ignore[EL105] -- TODO: say why this is safe -->"),
 ])
-def test_el904_adds_a_reason_placeholder(tmp_path: Path, rel: str, line: str,
-                                         fixed: str) -> None:
+def test_el904_has_no_fix_only_a_person_can_give_the_reason(tmp_path: Path, rel: str,
+                                                             line: str) -> None:
     text = f"Grade <output>{{{{ output }}}}</output>.\n{line}\n"
     write_files(tmp_path, {rel: text})
     before, _, _ = _lint(tmp_path, codes={"EL904"})
     assert [f.code for f in before.findings] == ["EL904"]
-    assert _fix(tmp_path, codes={"EL904"}) == 1
-    assert (tmp_path / rel).read_text() == text.replace(line, fixed)
-    after, _, _ = _lint(tmp_path, codes={"EL904"})
-    assert after.findings == []
-    assert _fix(tmp_path, codes={"EL904"}) == 0
-
-
-def test_el904_in_python_with_every_rule(tmp_path: Path) -> None:
-    text = "import os  # evallint: ignore[EL201]\n"
-    out = check_fix(tmp_path, {"tool.py": text}, "EL904")
-    assert out["tool.py"] == "import os  # evallint: ignore[EL201] -- TODO: say why this is safe\n"
+    assert _fix(tmp_path, codes={"EL904"}, unsafe=True) == 0
+    assert (tmp_path / rel).read_text() == text
 
 
 @pytest.mark.parametrize(("rel", "text", "fixed"), [
@@ -298,18 +287,18 @@ def test_rule_metadata_names_every_fixer_and_its_safety() -> None:
     assert {c for c, m in metas.items() if m.fixable} == set(FIX_MODULES)
     assert {c: metas[c].fixable for c in FIX_MODULES} == {
         "EL105": "unsafe", "EL304": "unsafe", "EL401": "unsafe",
-        "EL402": "safe", "EL505": "safe", "EL904": "safe"}
+        "EL402": "safe", "EL505": "safe"}
     assert all(metas[c].autofix.strip() for c in FIX_MODULES)
 
 
 def test_several_fixes_in_one_file_apply_in_one_run(tmp_path: Path) -> None:
-    text = ("Grade {{ input }}  {# evallint: ignore[EL103] #}\n"
-            "and {{ output }}  {# evallint: ignore[EL105] #}\n")
+    text = "Grade {{ answer }}\nand {{ output }}\n"
     write_files(tmp_path, {"prompts/judge.j2": text})
-    before, _, _ = _lint(tmp_path, codes={"EL904"})
-    assert [f.code for f in before.findings] == ["EL904", "EL904"]
-    assert _fix(tmp_path, codes={"EL904"}) == 2
-    assert (tmp_path / "prompts/judge.j2").read_text().count("-- TODO: say why this is safe") == 2
+    before, _, _ = _lint(tmp_path, codes={"EL105"})
+    assert [f.code for f in before.findings] == ["EL105", "EL105"]
+    assert _fix(tmp_path, codes={"EL105"}, unsafe=True) == 2
+    assert (tmp_path / "prompts/judge.j2").read_text() == (
+        "Grade <answer>{{ answer }}</answer>\nand <output>{{ output }}</output>\n")
 
 
 def test_a_fixer_that_meets_a_changed_file_offers_nothing() -> None:
@@ -331,10 +320,9 @@ def test_el105_tag_is_named_for_the_output_part_of_a_dotted_name() -> None:
 def test_a_byte_order_mark_survives_the_fix(tmp_path: Path) -> None:
     (tmp_path / "prompts").mkdir()
     path = tmp_path / "prompts" / "judge.j2"
-    path.write_bytes(b"\xef\xbb\xbfGrade <output>{{ output }}</output> {# evallint: ignore #}\n")
-    assert _fix(tmp_path, codes={"EL904"}) == 1
-    assert path.read_bytes() == (b"\xef\xbb\xbfGrade <output>{{ output }}</output> "
-                                 b"{# evallint: ignore -- TODO: say why this is safe #}\n")
+    path.write_bytes(b"\xef\xbb\xbfGrade this answer: {{ output }}\n")
+    assert _fix(tmp_path, codes={"EL105"}, unsafe=True) == 1
+    assert path.read_bytes() == b"\xef\xbb\xbfGrade this answer: <output>{{ output }}</output>\n"
 
 
 def test_el505_module_open_takes_the_mode_not_the_path() -> None:

@@ -118,3 +118,116 @@ def refine(task, max_attempts=4, threshold=0.8):
     codes = {"EL201", "EL202", "EL203", "EL301", "EL302", "EL401", "EL501", "EL502", "EL503",
              "EL504", "EL505"}
     assert codes_for(tmp_path, body, codes) == []
+
+
+# Refinement is decided by data flow (issue 37): the evaluator's output comes back into the
+# next attempt, or decides whether the loop goes on.
+
+def test_an_evaluation_run_over_cases_is_not_a_refinement_loop(tmp_path: Path) -> None:
+    body = ("def f(cases):\n    rows = {}\n    answer = ''\n    for case in cases:\n"
+            "        answer = generate(case)\n        rows[case] = judge(case, answer)\n"
+            "    return answer, rows\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == []
+
+
+def test_a_retry_inside_each_case_is_not_a_refinement_loop(tmp_path: Path) -> None:
+    body = ("def f(cases):\n    second = ''\n    for case in cases:\n"
+            "        first = generate(case)\n        notes = judge(case, first)\n"
+            "        second = generate(case, notes)\n    return second\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == []
+
+
+def test_feedback_carried_to_the_next_attempt_makes_a_refinement_loop(tmp_path: Path) -> None:
+    body = ("def f(task):\n    notes, draft = '', ''\n    for n in range(3):\n"
+            "        draft = generate(task, notes)\n        notes = judge(task, draft)\n"
+            "    return draft\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == [("EL502", 10)]
+
+
+def test_feedback_given_before_the_attempt_it_judges_next_is_refinement(tmp_path: Path) -> None:
+    body = ("def f(task):\n    draft = generate(task)\n    for n in range(3):\n"
+            "        notes = judge(task, draft)\n        draft = generate(task, notes)\n"
+            "    return draft\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == [("EL502", 10)]
+
+
+def test_a_stop_decided_by_the_judges_words_makes_a_refinement_loop(tmp_path: Path) -> None:
+    body = ("def f(task):\n    draft = ''\n    for n in range(3):\n"
+            "        draft = generate(task)\n        if 'LOOKS GOOD' in judge(task, draft):\n"
+            "            break\n    return draft\n")
+    assert codes_for(tmp_path, body, {"EL502", "EL503"}) == [("EL502", 11), ("EL503", 9)]
+
+
+@pytest.mark.parametrize(("ret", "flagged"), [
+    ("trail", False),
+    ("{'attempts': trail, 'rounds': n}", False),
+    ("json.dumps(trail)", False),
+    ("trail[-1]", True),
+    ("{'attempts': trail, 'final': draft}", True),
+])
+def test_returning_every_attempt_is_not_returning_the_last(tmp_path: Path, ret: str,
+                                                           flagged: bool) -> None:
+    body = ("def f(task):\n    trail, notes, draft, n = [], '', '', 0\n    for n in range(3):\n"
+            "        draft = generate(task, notes)\n        notes = judge(task, draft)\n"
+            f"        trail.append(draft)\n    return {ret}\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == ([("EL502", 11)] if flagged else [])
+
+
+def test_a_list_rebound_inside_the_loop_holds_the_last_attempt(tmp_path: Path) -> None:
+    body = ("def f(task):\n    trail, notes = [], ''\n    for n in range(3):\n"
+            "        draft = generate(task, notes)\n        notes = judge(task, draft)\n"
+            "        trail = [draft]\n    return trail\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == [("EL502", 11)]
+
+
+def test_a_word_test_beside_a_score_compared_in_code_is_no_text_stop(tmp_path: Path) -> None:
+    body = ("def f(task):\n    draft = ''\n    for n in range(3):\n"
+            "        draft = generate(task)\n        v = judge(task, draft)\n"
+            "        ok = 'PASS' in v and len(v) > 3\n"
+            "        strict = 'PASS' in v and v.count('!') >= 2\n"
+            "        if strict:\n            break\n        if ok:\n            return draft\n"
+            "    return draft\n")
+    # a length compared is no score: ``ok`` is the judge's word; ``strict`` compares its text
+    assert codes_for(tmp_path, body, {"EL503"}) == [("EL503", 14)]
+
+
+def test_records_read_back_from_a_file_are_the_programs_own(tmp_path: Path) -> None:
+    body = ("def f(tasks):\n    with open('verdicts.jsonl', 'w') as fh:\n        for t in tasks:\n"
+            "            fh.write(json.dumps({'task': t, 'v': judge(t, 'x')}) + '\\n')\n"
+            "    rows = [json.loads(line) for line in open('verdicts.jsonl')]\n"
+            "    return [int(r['v']) for r in rows]\n")
+    assert codes_for(tmp_path, body, {"EL504"}) == [("EL504", 10)]
+
+
+def test_a_results_path_from_the_caller_of_a_helper_loop(tmp_path: Path) -> None:
+    write_files(tmp_path, {
+        "helpers.py": HELPERS,
+        "evalrun.py": ("import json\nfrom helpers import generate, judge\n\n\n"
+                       "def evaluate_all(rows, out_path):\n    for row in rows:\n"
+                       "        answer = generate(row)\n        verdict = judge(row, answer)\n"
+                       "        with open(out_path, 'w') as fh:\n"
+                       "            fh.write(json.dumps({'row': row, 'verdict': verdict}))\n"),
+        "jobs/nightly.py": ("from evalrun import evaluate_all\n\n"
+                            "evaluate_all(['a'], 'out/results.jsonl')\n"),
+        "jobs/scratch.py": ("from evalrun import evaluate_all\n\n"
+                            "evaluate_all(['a'], 'tmp/last.txt')\n"),
+    })
+    result = lint_tree(tmp_path, {"EL505"})
+    assert not result.tool_errors
+    found = [(f.path, f.line, [r.path for r in f.related]) for f in result.findings]
+    assert found == [("evalrun.py", 9, ["jobs/nightly.py"])]
+
+
+def test_feedback_kept_on_the_object_the_generator_reads_is_refinement(tmp_path: Path) -> None:
+    body = ("class Reviser:\n    notes = ''\n\n    def write(self, task):\n"
+            "        return generate(task, self.notes)\n\n    def run(self, task):\n"
+            "        draft = ''\n        for n in range(3):\n            draft = self.write(task)\n"
+            "            self.notes = judge(task, draft)\n        return draft\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == [("EL502", 16)]
+
+
+def test_a_verdict_kept_on_each_case_object_is_no_feedback(tmp_path: Path) -> None:
+    body = ("def f(cases):\n    answer = ''\n    for case in cases:\n"
+            "        answer = generate(case)\n        case.verdict = judge(case, answer)\n"
+            "    return answer\n")
+    assert codes_for(tmp_path, body, {"EL502"}) == []

@@ -29,7 +29,6 @@ from typing import Any
 import evallint
 from evallint.executor.rulechecks import strip_fence
 from evallint.executor.verdict import _fenced
-from evallint.fixes import suppressions
 from evallint.frontends import format_front, mustache_front, pystrings, template_text
 from tests.conftest import lint_tree, write_files
 
@@ -98,9 +97,6 @@ USED_AS[r"\[([^\]]*)\]|([^./\[\]]+)"] = (
 USED_AS[format_front._PART.pattern] = (
     "run on the 'rest' group of a _FIELD match: a chain of .name and closed [..] items",
     _format_parts)
-USED_AS[suppressions._SEPARATOR.pattern] = (
-    "matched once per suppression comment, right after its codes",
-    lambda text: suppressions._SEPARATOR.match(text))
 USED_AS[pystrings._ASSIGNED_TAIL.pattern] = (
     "matched only where 'prompt', 'template' or 'instructions' ends (pystrings._assigned)",
     _assigned)

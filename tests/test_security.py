@@ -186,7 +186,7 @@ def test_packs_stay_few_and_merge_without_losing_other_files(
     assert check(root)[0] == 1
     for i in range(cache.MAX_PACKS + 1):
         (root / "prompts" / "other.j2").write_text(f"Hello {{{{ x }}}} {i}\n")
-        code, out, err = check(root, "prompts/other.j2")  # the judge is not in these runs
+        code, out, err = check(root, "--no-project", "prompts/other.j2")  # judge not in these
         packs = [e for e in entries(root) if e.name.startswith("pack-")]
         assert 1 <= len(packs) <= cache.MAX_PACKS
     code, out, err = check(root)
@@ -194,7 +194,7 @@ def test_packs_stay_few_and_merge_without_losing_other_files(
     monkeypatch.setattr(cache, "MAX_MERGED", 0)
     for i in range(cache.MAX_PACKS + 1):
         (root / "prompts" / "other.j2").write_text(f"Hi {{{{ x }}}} {i}\n")
-        check(root, "prompts/other.j2")
+        check(root, "--no-project", "prompts/other.j2")
     code, out, err = check(root)
     assert "(1 from cache)" in err  # over the size cap: only what the last runs used
 

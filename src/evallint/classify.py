@@ -252,11 +252,17 @@ def is_agent_definition(rel: str, head: str) -> bool:
     keys = front_matter_keys(head)
     if "name" not in keys or keys & _DOC_KEYS:
         return False
-    if parts and parts[-1] == "agents":
+    below = parts[len(parts) - 1 - parts[::-1].index("agents") + 1:] if nearest == "agents" \
+        else []
+    if nearest == "agents" and not set(below) & _NOT_AGENT_BELOW:
+        # agents/ or a folder inside it (agents/core/, agents/universal/), not the prompts,
+        # templates or docs an agent folder keeps beside its agents
         return bool(keys & (_AGENT_KEYS | {"description"}))
     return "description" in keys and bool(keys & _AGENT_KEYS)
 
 
+_NOT_AGENT_BELOW = frozenset(_PROMPT_DIRS | _TEMPLATE_DIRS | {"docs", "doc", "examples",
+                                                               "example", "references"})
 _ROOT_MARKERS = ("pyproject.toml", "evallint.toml", ".evallint.toml", ".git")
 
 

@@ -127,6 +127,9 @@ def main() -> None:
               help="Bytes a file may hold before it is reported as not analysed (EL901; "
                    "default 2000000, or max-file-size from config, which may set at most "
                    "8000000).")
+@click.option("--no-project", is_flag=True,
+              help="With files named (or --stdin-filename): check them alone, without the "
+                   "project around them (cross-file rules then see only those files).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0,
               help="Worker processes (default 0: one per core).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the evidence behind each finding.")
@@ -165,6 +168,7 @@ def check(
     time_budget: float | None,
     project_time_budget: float | None,
     max_file_size: int | None,
+    no_project: bool,
     jobs: int,
     verbose: bool,
     quiet: bool,
@@ -210,12 +214,21 @@ def check(
         return
     if stdin_filename and (fix or show_diff):
         fail("--fix and --diff rewrite files on disk; they cannot read --stdin-filename")
-    if stdin_filename:
-        from evallint.engine import run_stdin
+    from evallint.engine import in_project, run_files
 
+    if stdin_filename:
         data = sys.stdin.buffer.read()
-        result = run_stdin(stdin_filename, data, cfg, enabled)
+        if no_project:
+            from evallint.engine import run_stdin
+
+            result = run_stdin(stdin_filename, data, cfg, enabled)
+        else:
+            result = run_files([stdin_filename], cfg, enabled, jobs=jobs or None,
+                               use_cache=not no_cache, cache_dir=cache_dir, stdin_text=data)
         targets = [stdin_filename]
+    elif not no_project and in_project(targets, cfg):
+        result = run_files(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache,
+                           cache_dir=cache_dir)
     else:
         result = run_check(targets, cfg, enabled, jobs=jobs or None, use_cache=not no_cache,
                            cache_dir=cache_dir, whole=True)
@@ -229,7 +242,9 @@ def check(
     if write_baseline_path:
         from evallint.baseline import write_baseline
 
-        n = write_baseline(Path(write_baseline_path), result.findings, cfg.root)
+        n = write_baseline(Path(write_baseline_path), result.findings, cfg.root,
+                           max_bytes=cfg.max_file_size, roots=cfg.roots,
+                           texts={stdin_filename: data} if stdin_filename else None)
         click.echo(f"Wrote {n} baseline entries for {len(result.findings)} findings to "
                    f"{write_baseline_path}.", err=True)
         sys.exit(EXIT_ERROR if result.tool_errors else EXIT_CLEAN)
@@ -249,9 +264,12 @@ def check(
     if baseline_path:
         from evallint.baseline import apply_baseline, read_baseline
 
-        result.findings, baselined = apply_baseline(result.findings,
-                                                    read_baseline(Path(baseline_path),
-                                                                  cfg.root))
+        known = read_baseline(Path(baseline_path), cfg.root)
+        if known.note:
+            click.echo(f"evallint: note: {known.note}", err=True)
+        result.findings, baselined = apply_baseline(
+            result.findings, known, max_bytes=cfg.max_file_size, roots=cfg.roots,
+            texts={stdin_filename: data} if stdin_filename else None)
     if statistics:
         counts: dict[str, int] = {}
         for f in result.findings:
@@ -280,7 +298,8 @@ def check(
     for err in result.tool_errors:
         click.echo(f"evallint: error: {clean_text(err)}", err=True)
     if not quiet:
-        summary = _summary(result.findings, len(result.files), result.cached_files)
+        summary = _summary(result.findings, len(result.files), result.cached_files,
+                           result.context_files)
         if fixed:
             summary = _fixed_summary(fixed, len(result.findings), len(result.files))
         if baselined:
@@ -331,10 +350,14 @@ def _fixed_summary(fixed: int, remaining: int, files: int) -> str:
             f"{checked}.")
 
 
-def _summary(findings: list[Any], files: int, cached: int) -> str:
+def _summary(findings: list[Any], files: int, cached: int, context: int = 0) -> str:
     checked = f"{files} file{'s' if files != 1 else ''} checked"
-    if cached:
-        checked += f" ({cached} from cache)"
+    notes = [f"{cached} from cache"] if cached else []
+    if context:
+        notes.append(f"with {context} other file{'s' if context != 1 else ''} of the project "
+                     "read for cross-file rules")
+    if notes:
+        checked += f" ({'; '.join(notes)})"
     if not findings:
         return f"All checks passed: {checked}."
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}

@@ -80,6 +80,7 @@ class RunResult:
     cached_files: int = 0
     project: Project | None = None
     warnings: list[str] = field(default_factory=list)  # shown on stderr; the run goes on
+    context_files: int = 0  # files read only as the project around the files asked for
 
     def failed(self, fail_on: str) -> bool:
         if fail_on == "never":
@@ -287,6 +288,54 @@ def run_stdin(name: str, data: bytes, config: Config, enabled: set[str]) -> RunR
     task = FileTask(path=name, abspath=str(Path(name).resolve()), kind=kind)
     (result,) = analyze_supervised([(task, data)], config, enabled, 1)
     return _finish([result], config, all_metas(config), enabled, 0)
+
+
+def in_project(files: list[str], config: Config) -> bool:
+    """Whether a check of ``files`` runs with their project around it: every path named is a
+    file (pre-commit and editors pass changed files by name), so cross-file rules (a judge's
+    model against its generator's, a template's includes) need the files they did not name."""
+    return bool(files) and all(os.path.isfile(f) for f in files)
+
+
+def run_files(files: list[str], config: Config, enabled: set[str], *,
+              jobs: int | None = None, use_cache: bool = True, cache_dir: str | None = None,
+              stdin_text: bytes | None = None) -> RunResult:
+    """Check ``files`` as part of their project, reporting only on them.
+
+    The run is ``evallint check`` over the project root (with the result cache, a warm run
+    over the files that did not change costs little), plus each named file the listing
+    leaves out (excluded, ignored, or outside the root: named, so checked); the findings
+    are those in the named files, and ``context_files`` says how many others were read.
+    ``stdin_text`` stands for the one named file's text (``--stdin-filename``): that file
+    is analysed from it and never cached."""
+    wanted = {os.path.realpath(f) for f in files}
+    root = str(config.root)
+    if stdin_text is not None:
+        warnings: list[str] = []
+        tasks = discover([root], config, warnings)
+        name = files[0]
+        found = [t for t in tasks if os.path.realpath(t.abspath) in wanted]
+        if not found:
+            from evallint.discovery import classify_path
+
+            kind = classify_path(Path(name), config)
+            if kind is None:
+                return RunResult(findings=[], files=[])
+            found = [FileTask(path=name, abspath=os.path.abspath(name), kind=kind)]
+            tasks.append(found[0])
+        buffers = {found[0].abspath: stdin_text.decode("utf-8", "surrogateescape")}
+        run = run_check([root], config, enabled, jobs=jobs, use_cache=use_cache,
+                        cache_dir=cache_dir, tasks=tasks, buffers=buffers)
+        run.warnings = warnings + run.warnings
+    else:
+        run = run_check([root, *files], config, enabled, jobs=jobs, use_cache=use_cache,
+                        cache_dir=cache_dir, whole=True)
+    named = [t for t in run.files if os.path.realpath(t.abspath) in wanted]
+    run.context_files = len(run.files) - len(named)
+    run.findings = [f for f in run.findings if os.path.realpath(f.path) in wanted]
+    run.cached_files = min(run.cached_files, len(named))
+    run.files = named
+    return run
 
 
 @contextmanager
@@ -590,6 +639,9 @@ def _finish(
             out.append(f)
         out.extend(_suppression_findings(path, sups, ctx, metas, enabled))
     out.sort(key=Finding.sort_key)
+    # one problem is one finding, however many checks (or templates made of one string)
+    # arrived at it: the same rule, place and message
+    out = [f for i, f in enumerate(out) if i == 0 or f.sort_key() != out[i - 1].sort_key()]
     return RunResult(findings=out, files=[r.task for r in results], tool_errors=tool_errors,
                      cached_files=cached, project=project)
 
@@ -605,7 +657,8 @@ def _suppression_findings(path: str, sups: list[suppress.Suppression], ctx: Cont
                                    f"suppression names unknown rule {', '.join(unknown)}"))
         if not s.reason and UNREASONED_SUPPRESSION in enabled:
             out.append(ctx.finding(UNREASONED_SUPPRESSION, path, pos,
-                                   "suppression gives no reason (add `-- why this is safe`)"))
+                                   "suppression gives no reason: after `--`, say why the "
+                                   "finding is safe to ignore here"))
         if UNUSED_SUPPRESSION not in enabled:
             continue
         if not s.codes:

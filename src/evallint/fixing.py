@@ -8,10 +8,12 @@ both line/column pairs (LSP) and slices (``--fix``) without a second parse.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from evallint.findings import Finding
+from evallint.suppress import TODO_MARKER, Suppression, scan
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,10 @@ FIX_MODULES: dict[str, str] = {
     "EL401": "agents",
     "EL402": "agents",
     "EL505": "python_modes",
-    "EL904": "suppressions",
 }
+# No fixer may silence what it was asked to repair: ``fix_for`` refuses a fix that adds or
+# changes a suppression comment, or adds a to-do marker (a placeholder for words only a person
+# can write). So EL904 (a suppression without a reason) has no fix: the reason is a person's.
 
 
 def fixer(code: str) -> Callable[[Fixer], Fixer]:
@@ -86,9 +90,27 @@ def fix_for(finding: Finding, text: str) -> Fix | None:
     if fn is None:
         return None
     try:
-        return fn(finding, text)
+        fix = fn(finding, text)
     except Exception:  # bad input (or a fixer's bug) means no fix, never a crashed run
         return None
+    return None if fix is not None and silences(fix, text) else fix
+
+
+def silences(fix: Fix, text: str) -> bool:
+    """Whether ``fix`` would make a finding go away without repairing it: it adds (or
+    changes) a suppression comment, or adds a to-do marker (``TODO``, ``FIXME``, ``XXX``,
+    ``TBD``) that stands for a decision still owed."""
+    added = "".join(e.new_text for e in fix.edits)
+    if "evallint:" not in text and "evallint:" not in added and not TODO_MARKER.search(added):
+        return False
+    after = apply_edits(text, fix.edits)
+    if Counter(map(_said, scan(after))) - Counter(map(_said, scan(text))):
+        return True
+    return len(TODO_MARKER.findall(after)) > len(TODO_MARKER.findall(text))
+
+
+def _said(s: Suppression) -> tuple[tuple[str, ...], bool, str]:
+    return s.codes, s.whole_file, s.reason
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

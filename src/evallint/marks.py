@@ -377,6 +377,8 @@ def _lenient_scalar(value: str, at: PathT, pos: Pos, doc: Doc) -> Any:
     """One value on a key's line: quoted, a flow list/map, a block marker, or plain text."""
     if not value or value[0] in "|>":
         return None if not value else ""
+    if value.startswith(("{{", "{%")):
+        return value  # a template of prompt files: the value is filled in when it is rendered
     if value[0] in "[{":
         try:
             loaded = load_yaml(value, line_offset=pos.line - 1)

@@ -331,6 +331,67 @@ def judge_text(text: str) -> Cue | None:
 
 _GRADING_RUBRIC = re.compile(r"\b(?:grading|scoring|evaluation) rubric\b", re.I)
 
+# ---------------------------------------------------------------- judging another's work
+#
+# What a judge's instructions say, whatever the file is called: review (evaluate, assess,
+# audit ...) work that someone else made, and give a verdict. Each of the three is a phrase of
+# the text; together they make a judge, apart they do not (a reviewer that fixes what it finds
+# is a maker; a text that only mentions a review is not one).
+
+_IMPERATIVE_JUDGING = re.compile(
+    r"(?:^|(?<=[.!?:;\n])|(?<=\bthen)|(?<=\band)|(?<=\bfirst)|(?<=\bnow)|(?<=\bplease)"
+    r"|(?<=\d\.)|(?<=[-*]))[^\S\n]*"
+    r"(review|evaluate|assess|audit|inspect|critique|grade|score|rate|judge|verify|validate|"
+    r"check|examine|(?:perform|conduct|do|carry\s+out|write)\s+an?\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:review|audit|assessment|evaluation|critique))\b",
+    re.I | re.M)
+# Work someone else made: "the document the writer produced", "the change the implementer
+# made", "the other agent's output", "the pull request", "the submitted patch".
+_MAKER = (r"(?:writer|implementer|implementor|author|developer|generator|engineer|agent|model|"
+          r"assistant|coder|builder|drafter|producer|student|candidate|contributor|team|user|"
+          r"previous\s+(?:step|agent|stage))")
+_MADE = (r"(?:produced|wrote|written|made|generated|implemented|created|submitted|proposed|"
+         r"drafted|changed|modified|built|delivered|returned|prepared)")
+_OTHERS_WORK = re.compile(
+    rf"\b{_MAKER}(?:'s|s')?\s+(?:[\w-]+\s+){{0,2}}?(?:has\s+|have\s+|just\s+)?{_MADE}\b"
+    rf"|\b{_MADE}\s+by\s+(?:the\s+|an?\s+)?(?:[\w-]+\s+){{0,2}}?{_MAKER}\b"
+    rf"|\b{_MAKER}'s\s+(?:[\w-]+\s+){{0,2}}?(?:work|output|answer|response|code|changes?|"
+    r"document|draft|patch|diff|plan|implementation|submission)\b"
+    r"|\bthe\s+(?:proposed|submitted|pending|incoming)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:change|changes|patch|diff|pull\s+request|pr|document|draft|design)\b"
+    r"|\b(?:the|this|each)\s+(?:pull\s+request|pr|diff|patch|submission|candidate)\b",
+    re.I)
+_VERDICT_ASKED = re.compile(
+    r"\b(?:decide|determine|conclude|state)\s+(?:whether|if)\b|\bconclude\s+with\b"
+    r"|\b(?:APPROVE|REJECT|SHIP|HOLD|LGTM|BLOCK)\b|\bapproved?\s+or\s+(?:reject|block)"
+    r"|\bready\s+(?:to|for)\s+(?:merge|ship|release|publish)|\bgo\s*/\s*no[\s-]go\b"
+    r"|\b(?:give|assign|return|output)\s+(?:a|an|the)\s+(?:[\w-]+\s+)?"
+    r"(?:score|verdict|grade|rating)\b")
+# A reviewer that mends what it finds makes the work: "fix the issues", "apply the changes".
+_MENDS = re.compile(
+    r"(?:^|(?<=[.!?:;,\n])|(?<=\bthen)|(?<=\band))[^\S\n]*(?:fix|repair|implement|refactor|"
+    r"rewrite|"
+    r"apply|resolve|patch|correct|edit)\s+(?:the|these|those|any|all|each|every)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:issues?|problems?|bugs?|findings?|code|changes?|fix(?:es)?|"
+    r"errors?|comments?|document)\b",
+    re.I | re.M)
+
+
+def judges_others_work(text: str) -> Cue | None:
+    """A text that tells the model to review work another party made and to give a verdict
+    (``Review the document the writer produced ... decide whether it is ready``): the cue is
+    the judging instruction. None when any of the three is missing, or when the text also
+    tells the model to fix what it finds (then it makes the work)."""
+    task = next((m for m in _IMPERATIVE_JUDGING.finditer(text)
+                 if not reported_speech(text, m.start(1))), None)
+    if task is None or not _OTHERS_WORK.search(text) or not _VERDICT_ASKED.search(text):
+        return None
+    if _MENDS.search(text):
+        return None
+    end = text.find("\n", task.end())
+    return Cue(Role.EVALUATOR, task.start(1), end if end != -1 else len(text),
+               text[task.start(1):end if end != -1 else len(text)], task.group(1).lower())
+
 
 # ---------------------------------------------------------------------------- headings
 

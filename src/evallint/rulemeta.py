@@ -76,6 +76,68 @@ def rules_dir() -> Path:
     raise RuleDataError("rule data not found: the installation is incomplete (no _rules/)")
 
 
+DISTRIBUTION = "evallint-policy"  # the name evallint is installed under
+RULES_PAGE = "rules.md"  # docs/rules.md of a checkout; evallint/_docs/rules.md in the wheel
+
+
+@lru_cache(maxsize=1)
+def docs_page() -> Path | None:
+    """The rule reference shipped with evallint: inside the wheel, or docs/rules.md of a
+    checkout (an editable install); None when neither is there."""
+    here = Path(__file__).resolve().parent
+    for page in (here / "_docs" / RULES_PAGE, here.parents[1] / "docs" / RULES_PAGE):
+        if page.is_file():
+            return page
+    return None
+
+
+@lru_cache(maxsize=1)
+def documentation_url() -> str | None:
+    """The documentation URL the installed distribution declares (``[project.urls]``
+    "Documentation", or "Docs"), read from its metadata; None without one."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    for entry in entries:
+        label, _, url = str(entry).partition(",")
+        if "".join(ch for ch in label.lower() if ch.isalnum()) in ("documentation", "docs") \
+                and url.strip():
+            return url.strip()
+    return None
+
+
+def rule_doc_url(code: str, template: str | None = None) -> str | None:
+    """Where the documentation of the shipped rule ``code`` is, however evallint was installed.
+
+    ``template`` (an editor's ``ruleDocs``) comes first, with ``{code}`` (``EL102``) and
+    ``{anchor}`` (``el102``) filled in. Then the distribution's "Documentation" URL: a template
+    likewise when it holds either; a page of its own when its path ends in ``.md`` or ``.html``
+    (the rules page: the rule's anchor is added); else the folder that holds ``rules.md``. Then
+    the rules page shipped with evallint, as a ``file://`` URI with the rule's anchor. None for
+    a code that is not a shipped rule (a policy pack's) or when no page is found."""
+    if code not in load_rules():
+        return None
+    anchor = code.lower()
+    if template:
+        return template.replace("{code}", code).replace("{anchor}", anchor)
+    base = documentation_url()
+    if base:
+        if "{code}" in base or "{anchor}" in base:
+            return base.replace("{code}", code).replace("{anchor}", anchor)
+        from urllib.parse import urlsplit, urlunsplit
+
+        parts = urlsplit(base)
+        path = parts.path
+        if not path.rsplit("/", 1)[-1].lower().endswith((".md", ".html", ".htm")):
+            path = path.rstrip("/") + "/" + RULES_PAGE
+        return urlunsplit(parts._replace(path=path, fragment=anchor))
+    shipped = docs_page()
+    return f"{shipped.as_uri()}#{anchor}" if shipped is not None else None
+
+
 _REQUIRED = ("code", "name", "severity", "summary", "what", "why", "example", "fix")
 
 

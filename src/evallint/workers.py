@@ -38,9 +38,20 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+# The parent's ends of the workers' pipes. A forked worker inherits a copy of each (its own
+# slot's and those of the workers forked before it) and closes them first thing: while any
+# process but the parent holds a parent's end, a worker waiting on its pipe would never see
+# the parent go away, and would outlive it (an editor that quits, a killed run).
+_PARENT_ENDS: list[Connection] = []
+
+
 def _serve(conn: Connection, setup: Callable[[], Callable[[Any], Any]]) -> None:
     """A worker's loop: build the analyser once, then answer one task per message."""
     faulthandler.disable()  # a crash is the parent's to report, by file name, not a C dump
+    for end in _PARENT_ENDS:  # (inherited copies: a spawned worker has none)
+        with suppress(OSError):
+            end.close()
+    _PARENT_ENDS.clear()
     try:
         handle = setup()
     except BaseException as exc:
@@ -66,6 +77,7 @@ class _Slot(Generic[T]):
     def __init__(self, ctx: Any, setup: Callable[[], Callable[[T], Any]]) -> None:
         parent, child = ctx.Pipe()
         self.conn: Connection = parent
+        _PARENT_ENDS.append(parent)
         self.process = ctx.Process(target=_serve, args=(child, setup), daemon=True)
         self.process.start()
         child.close()
@@ -89,6 +101,8 @@ class _Slot(Generic[T]):
         if self.process.is_alive():
             self.process.kill()
             self.process.join(timeout=5)
+        with suppress(ValueError):
+            _PARENT_ENDS.remove(self.conn)
         self.conn.close()
 
 

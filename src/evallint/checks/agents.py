@@ -36,14 +36,25 @@ def write_reason(tool: ToolRef, params: dict[str, Any]) -> str | None:
         hit = set(name_tokens(name.split("__")[-1])) & words
         return f"MCP tool '{name}' ({sorted(hit)[0]})"
     if cap == "exec" and tool.spec is not None:
-        command = _command(tool)
-        readonly = [" ".join(str(c).split()) for c in params.get("readonly_commands", [])]
-        if command and any(command == c or command.startswith(c + " ") for c in readonly):
-            return None
-        return f"'{tool.text}' runs commands"
+        return None if _read_only(tool, params) else f"'{tool.text}' runs commands"
     if cap == "exec":
         return f"'{name}' runs any command"
     return f"'{tool.text}' {VERBS.get(cap, 'can write or execute')}"
+
+
+def _read_only(tool: ToolRef, params: dict[str, Any]) -> bool:
+    """A ``Bash(...)`` grant limited to a command that only reads and prints whatever its
+    arguments (``readonly_commands``), unless the grant names one of the options that make
+    that command write a file (``readonly_unless``: ``sort -o``, ``git log --output``)."""
+    command = _command(tool)
+    if not command:
+        return False
+    for c in (" ".join(str(c).split()) for c in params.get("readonly_commands", [])):
+        if command == c or command.startswith(c + " "):
+            writers = (params.get("readonly_unless") or {}).get(c) or []
+            words = (tool.spec or "").replace(":", " ").replace("=", " ").split()
+            return not any(str(w) in words for w in writers)
+    return False
 
 
 def _evidence(facts: AgentFacts) -> list[str]:

@@ -100,7 +100,14 @@ def config_templates(project: Project, ctx: Context) -> Iterator[Finding]:
         if not isinstance(config, JudgeConfigFacts):
             continue
         for ref in config.missing:
-            if "EL611" in ctx.enabled:
+            if "EL611" in ctx.enabled and ref.probable:
+                yield ctx.finding(
+                    "EL611", config.path, ref.pos,
+                    f"{config.shape} config names the {ref.purpose} by an absolute path from "
+                    f"another machine ('{ref.target}'); '{ref.probable}' in this project is "
+                    "probably meant and was checked in its place: name it relative to the "
+                    "config", severity=Severity.NOTE)
+            elif "EL611" in ctx.enabled:
                 yield ctx.finding(
                     "EL611", config.path, ref.pos,
                     f"{config.shape} config names the {ref.purpose} '{ref.target}', which does "

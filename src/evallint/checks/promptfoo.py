@@ -230,6 +230,13 @@ def rubric_reads(project: Project, ctx: Context) -> Iterator[GraderRead]:
 def missing_file_refs(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
     """A ``file://`` reference to a file that is not there: what it holds was never checked."""
     for m in facts.missing:
+        if m.probable:
+            yield ctx.finding(
+                "EL611", facts.path, m.pos,
+                f"promptfoo {m.purpose} reference 'file://{m.target}' is an absolute path from "
+                f"another machine; '{m.probable}' in this project is probably meant and was "
+                "read in its place: name it relative to the config", severity=Severity.NOTE)
+            continue
         yield ctx.finding(
             "EL611", facts.path, m.pos,
             f"promptfoo {m.purpose} reference 'file://{m.target}' names a file that does not "

@@ -2,15 +2,32 @@
 
 Public names: :data:`evallint.executor.cli.run` (the click command), :func:`run_spec` (the same
 without click), :func:`load_spec`, :func:`make_plan` and :func:`execute` for programmatic use.
+
+They are imported when first used: importing a submodule (``evallint report`` needs only
+``report_html``) must not import the ``anthropic`` SDK, which takes over a second.
 """
 
-from evallint.executor.cli import run, run_spec
-from evallint.executor.errors import ApiFailure, CostCapReached, RunError, SpecError
-from evallint.executor.plan import Plan, make_plan
-from evallint.executor.runner import RunOptions, RunOutcome, execute
-from evallint.executor.spec import LoopSpec, load_spec
+from __future__ import annotations
 
-__all__ = [
-    "ApiFailure", "CostCapReached", "LoopSpec", "Plan", "RunError", "RunOptions", "RunOutcome",
-    "SpecError", "execute", "load_spec", "make_plan", "run", "run_spec",
-]
+import importlib
+from typing import Any
+
+_WHERE = {
+    "run": "cli", "run_spec": "cli",
+    "ApiFailure": "errors", "CostCapReached": "errors", "RunError": "errors",
+    "SpecError": "errors",
+    "Plan": "plan", "make_plan": "plan",
+    "RunOptions": "runner", "RunOutcome": "runner", "execute": "runner",
+    "LoopSpec": "spec", "load_spec": "spec",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -3,8 +3,9 @@
 Exit codes:
   0  the judge meets every threshold (or --dry-run finished)
   1  a threshold is missed, or lint errors block the loop (as for ``run``)
-  2  tool error: bad spec or calibration file, no API key, an API failure retries could not
-     fix, or the cost cap reached before every calibration request was answered
+  2  tool error: bad spec or calibration file, no API key (none is needed with --mock, the
+     offline mock provider, whose results are never recorded), an API failure retries could
+     not fix, or the cost cap reached before every calibration request was answered
 
 The report goes to stdout (text table or ``--output-format json``); status and errors go to
 stderr on one line each, never the API key.
@@ -32,11 +33,10 @@ from evallint.executor.calibrate import (
     side_by_side_message,
 )
 from evallint.executor.calibreport import html_report, json_report, report_dict, text_report
-from evallint.executor.client import CostMeter, MessagesClient, api_key_from_env, redact
+from evallint.executor.client import MessagesClient, api_key_from_env, redact
 from evallint.executor.errors import RunError, SpecError
 from evallint.executor.gate import format_finding, lint_gate
 from evallint.executor.plan import Plan, make_plan
-from evallint.executor.prices import PriceTable
 from evallint.executor.runner import RunOptions, apply_options
 from evallint.executor.spec import Calibration, LoopSpec, load_spec
 
@@ -132,12 +132,11 @@ class _Progress:
 
 
 async def _calibrate(plan: Plan, asks: list[Any], base_url: str | None,
-                     quiet: bool = True) -> tuple[list[Any], float, int]:
+                     quiet: bool = True, mock: Any = None) -> tuple[list[Any], float, int]:
     spec = plan.spec
-    client = MessagesClient.create(
-        api_key=api_key_from_env(), prices=PriceTable.load(spec.prices),
-        meter=CostMeter(spec.max_cost_usd), max_retries=spec.max_retries,
-        timeout_s=spec.timeout_s, base_url=base_url)
+    client = MessagesClient.open(
+        prices=spec.prices, max_cost_usd=spec.max_cost_usd, max_retries=spec.max_retries,
+        timeout_s=spec.timeout_s, base_url=base_url, mock=mock)
     try:
         answers, cost = await run_asks(plan, client, asks, spec.concurrency,
                                        _Progress(quiet))
@@ -180,10 +179,21 @@ def calibrate_spec(spec_path: str, opts: RunOptions, *, dry: bool = False,
             return EXIT_OK
         target, root, key = lock_target(spec)
         now = fingerprint(plan, cal, root)
+        mock = None
+        if opts.mock:
+            from evallint.executor.mock import MockProvider, describe
+
+            mock = MockProvider.for_calibration(plan, cases, opts.mock_script)
+            if not opts.quiet:
+                _err(f"mock provider ({describe(mock.script)}): no network, no API key, every "
+                     "call costs $0; a mock judge proves nothing, so nothing is recorded")
+        else:
+            api_key_from_env()
         if not opts.quiet:
             _err(f"sending {len(asks)} requests to {plan.evaluator.model} "
                  f"(concurrency {spec.concurrency})")
-        answers, cost, sent = asyncio.run(_calibrate(plan, asks, opts.base_url, opts.quiet))
+        answers, cost, sent = asyncio.run(_calibrate(plan, asks, opts.base_url, opts.quiet,
+                                                     mock))
     except RunError as exc:
         _err(f"error: {exc}")
         return EXIT_ERROR
@@ -197,14 +207,15 @@ def calibrate_spec(spec_path: str, opts: RunOptions, *, dry: bool = False,
     failures = judge(metrics, cal)
     result = CalibrationResult(not failures, metrics, failures, rows, sent, cost)
     head = {"spec": str(spec.path), "judge_model": plan.evaluator.model,
-            "pass_threshold": spec.pass_threshold, "fingerprint": now}
+            "pass_threshold": spec.pass_threshold, "fingerprint": now,
+            **({"provider": "mock"} if opts.mock else {})}
     data = report_dict(result, head)
     click.echo(json_report(data) if output_format == "json" else text_report(data, cal),
                nl=False)
     try:
         if html_path is not None:
             html_path.write_text(html_report(data, cal), encoding="utf-8")
-        if record:
+        if record and not opts.mock:  # a mock judge's result must never open the gate
             from evallint.lockfile import write_calibration
 
             write_calibration(target, key, record_of(result, now))
@@ -233,11 +244,18 @@ def calibrate_spec(spec_path: str, opts: RunOptions, *, dry: bool = False,
 @click.option("--no-record", is_flag=True,
               help="Do not write the result to evallint.lock (run will not see it).")
 @click.option("--quiet", is_flag=True, help="No status lines; errors only.")
+@click.option("--mock", is_flag=True,
+              help="Offline: the mock provider's judge answers in-process (no key, no network, "
+                   "$0); nothing is recorded.")
+@click.option("--mock-script", "mock_script",
+              type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              metavar="FILE", help="Scripted mock replies (YAML or JSONL); implies --mock.")
 def calibrate(spec: str, dry_run: bool, output_format: str, html_path: Path | None,
               concurrency: int | None, max_cost: float | None, no_record: bool,
-              quiet: bool) -> None:
+              quiet: bool, mock: bool, mock_script: Path | None) -> None:
     """Measure the loop's evaluator against human-judged answers and record the verdict."""
-    opts = RunOptions(concurrency=concurrency, max_cost_usd=max_cost, quiet=quiet)
+    opts = RunOptions(concurrency=concurrency, max_cost_usd=max_cost, quiet=quiet,
+                      mock=mock or mock_script is not None, mock_script=mock_script)
     code = calibrate_spec(spec, opts, dry=dry_run, output_format=output_format,
                           html_path=html_path, record=not no_record)
     sys.stdout.flush()

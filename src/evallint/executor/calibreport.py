@@ -78,7 +78,10 @@ def report_dict(result: Any, head: dict[str, Any]) -> dict[str, Any]:
 
 def text_report(data: dict[str, Any], cal: Calibration) -> str:
     m = data["metrics"]
-    lines = [f"calibration of {data['spec']}: judge {data['judge_model']}, pass threshold "
+    judge_name = data["judge_model"]
+    if data.get("provider") == "mock":
+        judge_name = f"{judge_name} (the mock provider's answer-key judge)"
+    lines = [f"calibration of {data['spec']}: judge {judge_name}, pass threshold "
              f"{data['pass_threshold']:g}, {m['repeats']} repeat(s)",
              f"cases: {m['good_cases']} good, {m['bad_cases']} bad, {m['pairs']} pair(s); "
              f"{data['requests']} requests, ${data['cost_usd']:.4f}, "
@@ -99,6 +102,9 @@ def text_report(data: dict[str, Any], cal: Calibration) -> str:
         lines.append("PASSED: the judge meets every threshold")
     else:
         lines.append("FAILED: " + "; ".join(data["failures"]))
+    if data.get("provider") == "mock":
+        lines.append("(mock provider: this shows how calibration reads a judge; it proves "
+                     "nothing about yours and is not recorded)")
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,8 @@ Exit codes:
      --fail-under / fail_under when one is set), or --dry-run
   1  lint findings of severity error block the run (printed as path:line:col: CODE message),
      or the run completed with a pass rate below --fail-under (a CI gate)
-  2  the run could not start or complete: bad spec, missing file, missing API key, an API
+  2  the run could not start or complete: bad spec, missing file, missing API key (none is
+     needed with --mock, the offline mock provider of executor/mock.py), an API
      failure that retries could not fix, or the cost cap reached with cases left (the finished
      cases are kept; run again to resume)
   130 interrupted (Ctrl-C); finished cases are kept
@@ -59,16 +60,28 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
         validate_cases(spec.cases, need_output=spec.batch_mode)
         from evallint.executor.calibcli import calibration_refusal
 
+        if opts.mock and not dry:
+            from evallint.executor.mock import describe, load_script
+
+            # a bad script is reported here, before any work
+            script = load_script(opts.mock_script) if opts.mock_script else None
+            if not opts.quiet:
+                _err(f"mock provider ({describe(script)}): no network, no API key, every call "
+                     f"costs $0; results in {spec.results}")
         refusal = calibration_refusal(spec, plan)
-        if refusal is not None and not dry:
+        if refusal is not None and not (dry or opts.mock):
             _err(f"not started: {refusal}")
             return EXIT_FINDINGS
-        if refusal is not None:
-            _err(f"warning: a real run would not start: {refusal}")
+        if refusal is not None and (dry or not opts.quiet):
+            # A mock judge proves nothing about the real one: --mock shows the gate's verdict
+            # and runs anyway, and nothing it does is recorded where the gate looks.
+            _err(f"warning: a real run would not start: {refusal}"
+                 + ("; --mock runs without it" if opts.mock and not dry else ""))
         if dry:
             click.echo(dry_run(plan), nl=False)
             return EXIT_OK
-        api_key_from_env()
+        if not opts.mock:
+            api_key_from_env()
         outcome = asyncio.run(execute(plan, opts))
     except RunError as exc:
         _err(f"error: {exc}")
@@ -84,7 +97,10 @@ def run_spec(spec_path: str, opts: RunOptions, *, dry: bool = False) -> int:
     line = (f"{outcome.finished}/{outcome.total} cases done, pass rate "
             f"{rate:.1%}" if rate is not None else f"{outcome.finished}/{outcome.total} cases done")
     line += f", avg score {s['average_score']:.3f}" if s.get("average_score") is not None else ""
-    line += f", cost ${s.get('total_cost_usd', 0):.4f}; summary: {outcome.summary_path}"
+    line += f", cost ${s.get('total_cost_usd', 0):.4f}"
+    if s.get("provider") == "mock":
+        line += f" ({s.get('mock_calls', 0)} mock calls; nothing left this machine)"
+    line += f"; summary: {outcome.summary_path}"
     if outcome.stopped is not None:
         _err(f"stopped ({outcome.stopped}): {outcome.message}; {line}; "
              "run again to finish the remaining cases")
@@ -126,13 +142,21 @@ def gate_pass_rate(rate: float | None, fail_under: float | None) -> int:
 @click.option("--batch-poll", "batch_poll", type=click.FloatRange(min=0), default=1.0,
               show_default=True, metavar="SECONDS",
               help="First wait between polls of a message batch (it grows 1.5x to 60 s).")
+@click.option("--mock", is_flag=True,
+              help="Offline: the mock provider answers in-process (no key, no network, $0); "
+                   "results go to a mock/ folder beside the spec's unless --results is given.")
+@click.option("--mock-script", "mock_script",
+              type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              metavar="FILE", help="Scripted mock replies (YAML or JSONL); implies --mock.")
 def run(spec: str, dry_run: bool, concurrency: int | None, resume: bool,
         max_cost: float | None, results: Path | None, quiet: bool,
-        fail_under: float | None, batch: bool, batch_poll: float) -> None:
+        fail_under: float | None, batch: bool, batch_poll: float, mock: bool,
+        mock_script: Path | None) -> None:
     """Lint an eval loop spec and, if it is clean, run it (generate → evaluate → refine)."""
     opts = RunOptions(resume=resume, concurrency=concurrency, max_cost_usd=max_cost,
                       results=results, quiet=quiet, fail_under=fail_under, batch=batch,
-                      batch_poll_s=batch_poll)
+                      batch_poll_s=batch_poll, mock=mock or mock_script is not None,
+                      mock_script=mock_script)
     code = run_spec(spec, opts, dry=dry_run)
     sys.stdout.flush()
     raise click.exceptions.Exit(code)

@@ -13,9 +13,7 @@ import os
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-import anthropic
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evallint.executor.errors import ApiFailure, CostCapReached, RunError
 from evallint.executor.prices import PriceTable
@@ -24,6 +22,9 @@ RETRY_STATUS = {408, 409, 429}
 BASE_DELAY = 0.5
 MAX_DELAY = 30.0
 MAX_RETRY_AFTER = 120.0
+
+if TYPE_CHECKING:  # the SDK takes over a second to import: only a run that sends needs it
+    import anthropic
 
 Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
@@ -87,12 +88,31 @@ class MessagesClient:
     retries_total: int = 0
     accepts_temperature: bool = field(default_factory=lambda: sdk_accepts("temperature"))
 
+    mock: Any = None  # the MockProvider answering under the SDK (--mock), else None
+
     @classmethod
     def create(cls, *, api_key: str, prices: PriceTable, meter: CostMeter, max_retries: int,
                timeout_s: float, base_url: str | None = None) -> MessagesClient:
+        import anthropic
+
         sdk = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0,
                                        timeout=timeout_s)
         return cls(sdk=sdk, prices=prices, meter=meter, max_retries=max_retries)
+
+    @classmethod
+    def open(cls, *, prices: dict[str, dict[str, float]], max_cost_usd: float | None,
+             max_retries: int, timeout_s: float, base_url: str | None = None,
+             mock: Any = None) -> MessagesClient:
+        """The client of a run or a calibration: the API with the key from the environment,
+        or, given a MockProvider (``--mock``), the same client and SDK over an in-process
+        transport that ``mock`` answers, with every model priced at $0 and no key read."""
+        meter = CostMeter(max_cost_usd)
+        if mock is None:
+            return cls.create(api_key=api_key_from_env(), prices=PriceTable.load(prices),
+                              meter=meter, max_retries=max_retries, timeout_s=timeout_s,
+                              base_url=base_url)
+        return cls(sdk=mock.sdk(timeout_s), prices=PriceTable.free(), meter=meter,
+                   max_retries=max_retries, mock=mock)
 
     async def close(self) -> None:
         await self.sdk.close()
@@ -138,6 +158,8 @@ class MessagesClient:
 
     async def call(self, fn: Callable[[], Awaitable[T]], what: str) -> tuple[T, int]:
         """Run ``fn`` with the retry policy; returns its value and the retries it took."""
+        import anthropic
+
         attempt = 0
         while True:
             try:

@@ -43,6 +43,11 @@ class PriceTable:
         rows.update(overrides)
         return cls(rows)
 
+    @classmethod
+    def free(cls) -> PriceTable:
+        """Every model at $0 (the mock provider): calls are counted and costed, at nothing."""
+        return cls({"": {"input": 0.0, "output": 0.0}})
+
     def row(self, model: str) -> dict[str, float] | None:
         name = model.lower().removeprefix("anthropic/")
         best = max((k for k in self.rows if name.startswith(k.lower())), key=len, default=None)

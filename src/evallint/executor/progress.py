@@ -25,6 +25,10 @@ def format_eta(seconds: float | None) -> str:
     return f"{s}s"
 
 
+def _score(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) else "n/a"
+
+
 class Progress:
     def __init__(self, total: int, done: int, *, quiet: bool = False,
                  stream: TextIO | None = None,
@@ -86,8 +90,13 @@ class Progress:
             return
         score = record.get("score")
         shown = f"{score:.3f}" if isinstance(score, int | float) else "n/a"
+        history = record.get("attempt_history")
+        path = ""
+        if isinstance(history, list) and len(history) > 1:  # the refinement, attempt by attempt
+            path = " (" + " → ".join(_score(a.get("score") if isinstance(a, dict) else None)
+                                     for a in history) + ")"
         print(f"evallint run: [{self.status()}] {record.get('case_id')}: "
-              f"{record.get('status')} score {shown} attempts {record.get('attempts')}",
+              f"{record.get('status')} score {shown} attempts {record.get('attempts')}{path}",
               file=self.stream, flush=True)
 
     def _clear(self) -> None:

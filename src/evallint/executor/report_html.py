@@ -57,11 +57,13 @@ class ReportData:
     case_rows: list[tuple[str, list[float | None], bool]] = field(default_factory=list)
     worst: list[tuple[float, int, dict[str, Any]]] = field(default_factory=list)
     run_ids: set[str] = field(default_factory=set)
+    mock: int = 0  # records the mock provider answered (evallint run --mock)
 
     def add(self, r: dict[str, Any]) -> None:
         self.cases += 1
         ok = r.get("pass") is True
         self.passed += ok
+        self.mock += r.get("provider") == "mock"
         self.cost += _num(r.get("total_cost_usd")) or 0.0
         status = str(r.get("status") or "unknown")
         self.statuses[status] = self.statuses.get(status, 0) + 1
@@ -228,6 +230,10 @@ def render(data: ReportData, source: str) -> str:
         f"<style>{CSS}</style></head><body>",
         f"<h1>evallint run report</h1><p class=\"muted\">{esc(source)}"
         f" · runs: {esc(', '.join(sorted(data.run_ids)) or 'n/a')}</p>",
+        *([f'<p class="fail"><b>Mock provider:</b> {data.mock} of {data.cases} records were '
+           "answered by evallint's mock provider (<code>evallint run --mock</code>): no model "
+           "was called, the scores come from its answer key and every cost is $0.</p>"]
+          if data.mock else []),
         '<div class="kpis">' + "".join(f'<div class="kpi"><span class="muted">{esc(k)}</span>'
                                        f"<b>{esc(v)}</b></div>" for k, v in kpis) + "</div>",
         "<h2>Pass rate</h2>",
@@ -295,6 +301,7 @@ def report(results: Path, output: Path | None) -> None:
         click.echo(f"evallint report: error: {results}: cannot read or write: "
                    f"{getattr(exc, 'strerror', None) or exc}", err=True)
         sys.exit(EXIT_ERROR)
+    mock = f"; {data.mock} from the mock provider" if data.mock else ""
     click.echo(f"evallint report: {target} ({data.cases} cases, pass rate "
-               f"{data.passed / data.cases:.1%})", err=True)
+               f"{data.passed / data.cases:.1%}{mock})", err=True)
     sys.exit(EXIT_OK)

@@ -68,8 +68,11 @@ class ResultsStore:
         self.repaired_tail = False
         self._out = DurableLines(path)
 
-    def prepare(self, *, resume: bool) -> None:
-        """Make the file ready to append: read finished ids (resume) or set the old file aside."""
+    def prepare(self, *, resume: bool, provider: str = "anthropic") -> None:
+        """Make the file ready to append: read finished ids (resume) or set the old file aside.
+
+        A file of another provider's records is not resumed: a real run must not count cases
+        the mock provider answered as done, nor a mock run add to a real run's records."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.exists():
             return
@@ -78,7 +81,12 @@ class ResultsStore:
             self.path.rename(self.path.with_name(f"{self.path.stem}.{stamp}{self.path.suffix}"))
             return
         self._cut_torn_tail()
-        for _, record in iter_records(self.path):
+        for n, record in iter_records(self.path):
+            if str(record.get("provider", "anthropic")) != provider:
+                who = "mock-provider" if provider == "anthropic" else "real"
+                raise SpecError(f"this results file holds {who} records; this run would "
+                                "count their cases as done: name another file with --results "
+                                "(or set it aside with --no-resume)", str(self.path), n)
             self.finished.add(str(record.get("case_id")))
 
     def _cut_torn_tail(self) -> None:

@@ -17,11 +17,10 @@ from typing import Any, TextIO
 from evallint.executor.batch import batches, judge_batch, sample_ids
 from evallint.executor.batches import CURRENT_CASE, BatchLedger, BatchTransport, ledger_path
 from evallint.executor.cases import Case, iter_cases, validate_cases
-from evallint.executor.client import CostMeter, MessagesClient, api_key_from_env
+from evallint.executor.client import MessagesClient
 from evallint.executor.errors import ApiFailure, CostCapReached, RunError
 from evallint.executor.loop import Runtime, run_case
 from evallint.executor.plan import OUTPUT_PLACEHOLDER, Plan, make_plan
-from evallint.executor.prices import PriceTable
 from evallint.executor.progress import Progress
 from evallint.executor.results import ResultsStore, write_summary
 from evallint.executor.spec import LoopSpec
@@ -39,6 +38,8 @@ class RunOptions:
     fail_under: float | None = None
     batch: bool = False  # --batch: the Message Batches API (same as mode: batch)
     batch_poll_s: float = 1.0  # first wait between polls of a message batch (then backoff)
+    mock: bool = False  # --mock: the mock provider answers in-process (executor/mock.py)
+    mock_script: Path | None = None  # --mock-script: its scripted replies
 
 
 @dataclass
@@ -64,6 +65,10 @@ def apply_options(spec: LoopSpec, opts: RunOptions) -> LoopSpec:
         changes["max_cost_usd"] = opts.max_cost_usd
     if opts.results is not None:
         changes["results"] = opts.results
+    elif opts.mock:
+        from evallint.executor.mock import mock_results
+
+        changes["results"] = mock_results(spec.results)
     if opts.fail_under is not None:
         changes["fail_under"] = opts.fail_under
     if opts.batch:
@@ -110,8 +115,10 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
         chosen = sample_ids(spec.cases, spec.judge.sample, spec.judge.seed,
                             spec.judge.stratify_by)
         total = len(chosen) if chosen is not None else total
+    mocked = client.mock is not None if client is not None else opts.mock
+    provider = "mock" if mocked else "anthropic"
     store = ResultsStore(spec.results)
-    store.prepare(resume=opts.resume)
+    store.prepare(resume=opts.resume, provider=provider)
     done_before = len(store.finished if chosen is None else store.finished & chosen)
     progress = Progress(total, done_before, quiet=opts.quiet, stream=opts.stream)
     if store.repaired_tail:
@@ -120,10 +127,14 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
         progress.note(f"resuming: {done_before} of {total} cases already done")
     own_client = client is None
     if client is None:
-        client = MessagesClient.create(
-            api_key=api_key_from_env(), prices=PriceTable.load(spec.prices),
-            meter=CostMeter(spec.max_cost_usd), max_retries=spec.max_retries,
-            timeout_s=spec.timeout_s, base_url=opts.base_url)
+        mock = None
+        if opts.mock:
+            from evallint.executor.mock import MockProvider
+
+            mock = MockProvider.for_run(plan, opts.mock_script)
+        client = MessagesClient.open(
+            prices=spec.prices, max_cost_usd=spec.max_cost_usd, max_retries=spec.max_retries,
+            timeout_s=spec.timeout_s, base_url=opts.base_url, mock=mock)
     roles = [r for r in (plan.generator, plan.evaluator) if r is not None]
     if any(r.temperature is not None for r in roles) and not client.accepts_temperature:
         progress.note("temperature is not sent: the installed anthropic SDK's Messages API has "
@@ -144,7 +155,7 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
                          summary_path=None)
     try:
         await _work(rt, store, progress, outcome, _pending(spec, store.finished, chosen),
-                    transport)
+                    transport, provider)
     finally:
         store.close()
         progress.finish()
@@ -157,6 +168,8 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
         "cases_remaining": total - outcome.finished, "stopped": outcome.stopped,
         "spec": str(spec.path), "last_run_id": run_id,
         "retries": client.retries_total, "mode": spec.mode,
+        **({"provider": "mock", "mock_calls": client.mock.calls}
+           if client.mock is not None else {}),
         **({"batches": dataclasses.asdict(transport.stats)} if transport is not None else {}),
     })
     import json
@@ -166,8 +179,8 @@ async def execute(plan: Plan, opts: RunOptions, client: MessagesClient | None = 
 
 
 async def _work(rt: Runtime, store: ResultsStore, progress: Progress, outcome: RunOutcome,
-                cases: Iterator[tuple[int, Case]], transport: BatchTransport | None = None
-                ) -> None:
+                cases: Iterator[tuple[int, Case]], transport: BatchTransport | None = None,
+                provider: str = "anthropic") -> None:
     """Workers take cases until none are left. In batch mode there is one worker per case in
     flight (``batch_cases``) and each tells the transport when it has no more work, so a wave
     is sent as soon as every remaining worker waits on it."""
@@ -210,6 +223,8 @@ async def _work(rt: Runtime, store: ResultsStore, progress: Progress, outcome: R
                 stop.set()
                 return
             for record in records:
+                if provider != "anthropic":  # a real run's records keep the aiwg shape
+                    record["provider"] = provider
                 store.append(record)
                 outcome.finished += 1
                 progress.case_done(record)

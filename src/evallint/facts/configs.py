@@ -26,6 +26,9 @@ class MissingRef:
     pos: Pos
     purpose: str
     tried: list[str] = field(default_factory=list)
+    # an absolute path from another machine: the file of that name in this project that it
+    # probably means (read in its place), else ""
+    probable: str = ""
 
 
 @dataclass

@@ -73,6 +73,7 @@ class PfMissing:
     purpose: str
     target: str
     pos: Pos
+    probable: str = ""  # an absolute path from another machine: the file probably meant
 
 
 @dataclass

@@ -34,6 +34,7 @@ from evallint.roles import (
     AGENT_MAKER_WORDS,
     Role,
     RoleInfo,
+    judges_others_work,
     name_tokens,
     role_from_value,
     stated_identity,
@@ -204,6 +205,14 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     if judged and not builds and not set(name_tokens(lead)) & AGENT_MAKER_WORDS and not gen:
         return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(desc)}'",
                                          f"it judges {judged}"])
+    others = None if builds or gen else judges_others_work(body)
+    if others is not None:
+        # What its instructions say it does, whatever it is called: it reviews work another
+        # party made and gives a verdict (and does not mend what it finds).
+        line = body_line + body.count("\n", 0, others.start)
+        return RoleInfo(Role.EVALUATOR, [
+            f"body line {line}: '{others.snippet}' (it reviews work another party made and "
+            "gives a verdict)"])
     return RoleInfo(Role.UNKNOWN, [])
 
 
@@ -211,7 +220,8 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
 # agent when developing ...", "Implements the plan"): such an agent is no reviewer even when it
 # also reviews its own code.
 _BUILDS = re.compile(
-    r"\b(?:develop(?:s|ing)?|implement(?:s|ing)?|build(?:s|ing)?|creat(?:e|es|ing)|"
+    # (a verb, not the end of a compound noun: "after every feature, bug-fix or pull-request")
+    r"(?<![-\u2010\u2011])\b(?:develop(?:s|ing)?|implement(?:s|ing)?|build(?:s|ing)?|creat(?:e|es|ing)|"
     r"writ(?:e|es|ing)|generat(?:e|es|ing)|refactor(?:s|ing)?|migrat(?:e|es|ing)|"
     r"achiev(?:e|es|ing)|fix(?:es|ing)?|optimi[sz](?:e|es|ing))\b",
     re.I,
@@ -225,7 +235,8 @@ _INSPECTS = re.compile(
 # or modifies plugin components".
 _AFTER_WORK = re.compile(
     r"\b(?:after|once)\s+(?:[\w'-]+\s+){0,8}?(?:generat|creat|writ|modif|add|implement|finish|"
-    r"complet|chang)\w*", re.I)
+    r"complet|chang|feature|fix|commit|pull[\s\u2010\u2011-]?request)\w*"
+    r"|\bbefore\s+(?:[\w'-]+\s+){0,3}?merg(?:e|es|ed|ing)\b", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])|\n\s*\n|\\n")
 
 

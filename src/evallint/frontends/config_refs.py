@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from evallint import reads
@@ -171,9 +171,14 @@ class _Reader:
                contract: list[str]) -> None:
         pos = self.doc.values.get(at) or self.doc.pos(*at) or Pos(1, 1)
         found = self._resolve(target)
+        probable = ""
         if isinstance(found, list):
-            self.facts.missing.append(MissingRef(target, pos, "prompt template", found))
-            return
+            guess = probable_file(self.source, self.config, target)
+            if guess is None:
+                self.facts.missing.append(MissingRef(target, pos, "prompt template", found))
+                return
+            probable, found = guess[0], guess
+            self.facts.missing.append(MissingRef(target, pos, "prompt template", [], probable))
         display, text = found
         facts = prompt_from_text(display, text, identity, self.config,
                                  name=posixpath.basename(display), role=self._role(judge, at),
@@ -200,6 +205,25 @@ class _Reader:
 
     def _resolve(self, target: str) -> tuple[str, str] | list[str]:
         return read_named_file(self.source, self.config, target, levels=4)
+
+
+def probable_file(source: SourceFile, config: Config,
+                  target: str) -> tuple[str, str] | None:
+    """(display path, text) of the file an absolute path from another machine probably
+    means: ``/Users/ana/work/evals/prompts/judge.txt`` named by a config whose project holds
+    ``prompts/judge.txt`` beside it (the longest tail of the path found from the config's
+    folder or a folder above it, inside the project; at least the file name). None when the
+    target is not absolute or no such file is there."""
+    if not (os.path.isabs(target) or PureWindowsPath(target).is_absolute()) or "\0" in target:
+        return None
+    parts = [p for p in target.replace("\\", "/").split("/") if p and p not in (".", "..")]
+    if parts and parts[0].endswith(":"):
+        parts = parts[1:]  # a Windows drive
+    for start in range(len(parts)):  # the longest tail first
+        found = read_named_file(source, config, "/".join(parts[start:]), levels=4)
+        if not isinstance(found, list):
+            return found
+    return None
 
 
 def read_named_file(source: SourceFile, config: Config, target: str,

@@ -21,14 +21,17 @@ _FIELD = re.compile(
 _PART = re.compile(r"\.([A-Za-z_]\w*)|\[([^\]]+)\]")
 
 
-def parse_format(text: str) -> TemplateFacts:
-    """Every ``{identifier…}`` replacement field with its attribute/index path."""
+def parse_format(text: str, shell: bool = False) -> TemplateFacts:
+    """Every ``{identifier…}`` replacement field with its attribute/index path. ``shell``: the
+    text is a prompt file, not a string a program formats, so ``${NAME}`` is a shell (or
+    JavaScript) expansion in a command line (``${CLAUDE_PLUGIN_ROOT}/scripts/x.sh``), not a
+    field."""
     text = normalize_newlines(text)
     tmap = TextMap.of(text)
     out: list[TemplateVar] = []
     for m in _FIELD.finditer(text):
         name = m.group("name")
-        if name is None:
+        if name is None or (shell and _expansion(text, m.start())):
             continue
         rest = tuple(a or b for a, b in _PART.findall(m.group("rest") or ""))
         offset = m.start("name")
@@ -37,6 +40,13 @@ def parse_format(text: str) -> TemplateFacts:
     return TemplateFacts(dialect="format", variables=out)
 
 
-def has_format_fields(text: str) -> bool:
-    """True when the text holds at least one identifier replacement field."""
-    return any(m.group("name") for m in _FIELD.finditer(text))
+def has_format_fields(text: str, shell: bool = False) -> bool:
+    """True when the text holds at least one identifier replacement field (``shell``: as in
+    :func:`parse_format`)."""
+    return any(m.group("name") and not (shell and _expansion(text, m.start()))
+               for m in _FIELD.finditer(text))
+
+
+def _expansion(text: str, brace: int) -> bool:
+    """``${NAME}``: the field's brace follows a ``$`` (not a ``$$``-escaped dollar)."""
+    return brace > 0 and text[brace - 1] == "$" and not (brace > 1 and text[brace - 2] == "$")

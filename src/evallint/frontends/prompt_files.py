@@ -83,7 +83,8 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.(?:[^\n]*[^ \t#\n])?)[ \t#]*$", re.M)
 # An explicit output-format instruction followed (within a few lines) by a fenced structure,
 # XML tags or a [[rating]] marker: a contract even when it is not JSON.
 _FORMAT_CUE = re.compile(
-    r"(?im)^.*\b(?:(?:output|response|answer|reply|critique)\s+format|format\s+your\s+"
+    r"(?im)^.*\b(?:(?:output|response|answer|reply|critique|report|review|verdict)\s+"
+    r"(?:format|template|structure)|format\s+your\s+"
     r"(?:response|answer|reply|output)|respond\s+(?:in|with|using)\s+the\s+following|"
     r"use\s+the\s+following\s+(?:format|structure))\b.*$"
 )
@@ -192,7 +193,7 @@ def dialect_for(rel: str, body: str, front_matter: dict[str, Any]) -> str:
         return "mustache"
     if _JINJA_SIGNS.search(body) or "{{" in body:
         return "jinja"
-    if has_format_fields(body):
+    if has_format_fields(body, shell=True):
         return "format"
     return "none"
 
@@ -224,7 +225,12 @@ def parse_jinja(text: str) -> Any:
     return parse(text)
 
 
-_PARSERS = {"jinja": parse_jinja, "mustache": parse_mustache, "format": parse_format}
+def _parse_file_format(body: str) -> TemplateFacts:
+    """A prompt file read as ``str.format`` text: ``${NAME}`` there is a shell expansion."""
+    return parse_format(body, shell=True)
+
+
+_PARSERS = {"jinja": parse_jinja, "mustache": parse_mustache, "format": _parse_file_format}
 
 
 def _parse_body(rel: str, body: str, front_matter: dict[str, Any]) -> TemplateFacts:
@@ -240,10 +246,10 @@ def _parse_body(rel: str, body: str, front_matter: dict[str, Any]) -> TemplateFa
             raise
         facts = _fallback(body, dialect, first)
     if not facts.variables and facts.dialect != "format" and not fixed and has_format_fields(
-        body
+        body, shell=True
     ):
         # '{{"score": 1}}' escapes and '{question}' fields: a str.format prompt after all.
-        return parse_format(body)
+        return _parse_file_format(body)
     return facts
 
 
@@ -254,8 +260,8 @@ def _fallback(body: str, dialect: str, first: ParseError) -> TemplateFacts:
             return _PARSERS[other](body)
         except ParseError:
             continue
-    if has_format_fields(body) or "{{" not in body:
-        return parse_format(body)
+    if has_format_fields(body, shell=True) or "{{" not in body:
+        return _parse_file_format(body)
     raise first
 
 
@@ -289,6 +295,8 @@ def _sections(body: str, tmap: TextMap, fences: list[tuple[int, int]]) -> list[S
 def _read_model(facts: PromptFacts, doc: Doc | None) -> None:
     fm = facts.front_matter
     model = fm.get("model")
+    if isinstance(model, str) and ("{{" in model or "{%" in model):
+        return  # a template of prompt files: the model is chosen when it is rendered
     if isinstance(model, str) and model.strip():
         facts.model = model.strip()
         facts.model_pos = doc.pos("model") if doc else None
@@ -384,9 +392,24 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
         if _STRUCTURE.search(window):
             keys.append(FORMAT_KEY)
             break
-    if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)):
+    if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)
+                                   or _markdown_report(body)):
         keys.append(FORMAT_KEY)
     return list(dict.fromkeys(keys))
+
+
+# A labelled field of a markdown report the judge fills in: "**Score**: X/5", "- **Verdict**:".
+_MD_FIELD = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([A-Za-z][\w /-]{0,30})\*\*[ \t]*:", re.M)
+_VERDICT_WORDS = frozenset({"score", "scores", "rating", "verdict", "grade", "pass", "passed",
+                            "decision", "result", "outcome", "judgement", "judgment"})
+
+
+def _markdown_report(body: str) -> bool:
+    """A report template with labelled fields (``**Score**: X/5``, ``**Verdict**: ...``): two
+    fields or more, one of them a score or a verdict, is a format the answer can be parsed by."""
+    labels = [m.group(1) for m in _MD_FIELD.finditer(body)]
+    return len(labels) >= 2 and any(set(name_tokens(label)) & _VERDICT_WORDS
+                                    for label in labels)
 
 
 _SENTENCES = re.compile(r"[^.!?\n]+")
@@ -649,6 +672,10 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
     lines = body.split("\n")
     out: list[str] = []
     named = {_label_key(m.group(1)) for m in _NAMED_SECTION.finditer(_unemphasized(body))}
+    # "Rate this reasoning path" over a "Proposed Reasoning Path:" label: the variable under
+    # the label that names what the task judges is the judged item, whatever it is called
+    phrases = [p.split("_") for p in evaluated_subjects(body)] if facts.template.variables \
+        else []
     for var in facts.template.variables:
         if var.kind not in ("output", "triple") or var.via or not 0 < var.pos.line <= len(lines):
             continue
@@ -656,9 +683,28 @@ def labelled_subjects(facts: PromptFacts, body: str) -> list[str]:
         if set(words) <= _MEASURES:
             continue  # "You need to evaluate the following criteria: {{ criteria }}"
         label = _var_label(lines, var)
-        if _JUDGED_LABEL.search(label) or (named and _label_key(label) in named):
+        if _JUDGED_LABEL.search(label) or (named and _label_key(label) in named) or \
+                _label_names_subject(label, phrases):
             out.append("_".join(words))
     return out
+
+
+def _label_names_subject(label: str, phrases: list[list[str]]) -> bool:
+    """A short label (at most five words) that ends with what the task judges: a phrase of two
+    words or more anywhere in it ("Proposed Reasoning Path" for "reasoning path"), or a
+    one-word subject as the label's last word ("Path:" for "rate this path")."""
+    words = singular(name_tokens(label))
+    bare = label.strip().strip("*_ \t")
+    is_label = bare.endswith(":") or bare.startswith("#")
+    if not words or len(words) > 5 or not is_label:
+        return False
+    for phrase in phrases:
+        n = len(phrase)
+        if n >= 2 and any(words[i:i + n] == phrase for i in range(len(words) - n + 1)):
+            return True
+        if n == 1 and words[-1] == phrase[0] and phrase[0] not in _MEASURES:
+            return True
+    return False
 
 
 def process_subjects(facts: PromptFacts, body: str) -> list[str]:

@@ -112,7 +112,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
     """Read what ``file://`` references hold that the rules need: providers (and whether they
     show their thinking), graders named by file, prompt and rubric files; record each missing
     target. Globs are left to the project (several files may match)."""
-    from evallint.frontends.config_refs import read_named_file
+    from evallint.frontends.config_refs import probable_file, read_named_file
 
     for inc in facts.includes:
         target = target_file(inc.target.strip())
@@ -120,8 +120,12 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
             continue
         found = read_named_file(source, config, target)
         if isinstance(found, list):
-            facts.missing.append(PfMissing(inc.purpose, target, inc.pos))
-            continue
+            guess = probable_file(source, config, target)
+            facts.missing.append(PfMissing(inc.purpose, target, inc.pos,
+                                           guess[0] if guess else ""))
+            if guess is None:
+                continue
+            found = guess
         if inc.purpose != "providers" or not target.lower().endswith(_DATA_EXTS):
             continue
         try:
@@ -140,8 +144,12 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
             continue
         found = read_named_file(source, config, target)
         if isinstance(found, list):
-            facts.missing.append(PfMissing("prompt, rubric or grader", target, pos))
-            continue
+            guess = probable_file(source, config, target)
+            facts.missing.append(PfMissing("prompt, rubric or grader", target, pos,
+                                           guess[0] if guess else ""))
+            if guess is None:
+                continue
+            found = guess
         if path[0] == "prompts" and target.lower().endswith(_PROMPT_EXTS):
             _prompt_under_test(source, config, found[0], found[1], pos, facts)
     _graders_by_file(source, config, facts)
@@ -354,7 +362,13 @@ _REASONING_KEYS = ("thinking", "reasoning_effort", "reasoning", "thinkingConfig"
 
 
 def _provider(pid: str, cfg: dict[str, Any], pos: Pos) -> PfProvider:
+    """A provider and whether it reasons: a built-in provider reasons when its config turns
+    thinking on; a custom one (``file://providers/agent.js``, ``python:``, ``exec:``, an HTTP
+    endpoint) is the user's own code, and a ``reasoningEffort`` in its config says nothing of
+    what it returns."""
     p = PfProvider(pid, provider_model(pid), provider_vendor(pid), pos)
+    if pid.strip().startswith(_CUSTOM):
+        return p
     for key in _REASONING_KEYS:
         val = cfg.get(key)
         if val in (None, False, "none", "disabled"):

@@ -1049,9 +1049,24 @@ def _judged_words(text: str) -> set[str]:
     for m in _SENTENCE.finditer(_FIELDS.sub(" ", text)):
         words = [w[:-1] if len(w) > 3 and w.endswith("s") else w
                  for w in name_tokens(m.group())]
-        if _EVALUATES & set(words):
-            out.update(words)
+        at = next((i for i, w in enumerate(words) if w in _EVALUATES), None)
+        if at is None or (words[at + 1:at + 2] and words[at + 1].isdigit()):
+            continue  # (no task, or a line of a scale: "Score 0: key term not addressed")
+        # up to the first word after the verb that says for what, against what or how it is
+        # judged: what is judged ("Evaluate the extracted answer for the key term")
+        out.update(words[:at])
+        for w in words[at + 1:]:
+            if w in _OBJECT_ENDS:
+                break
+            out.add(w)
     return out - _EVALUATES
+
+
+# Words that end the object of an evaluation verb: what follows says for what, against what,
+# with what or by which measure the object is judged, not what is judged ("in the following
+# essay" still names it).
+_OBJECT_ENDS = frozenset({"for", "using", "against", "with", "based", "according", "given",
+                          "relative", "compared", "regarding"})
 
 
 _LINE_NOTE = re.compile(r"\(line (\d+)\)")

@@ -3,6 +3,8 @@
 Most Python files have nothing to do with LLMs: a substring prefilter decides which files are
 parsed at all. A file that passes gets one ``ast.parse``; a second, tree-level prefilter
 (:mod:`evallint.pyflow.relevance`) decides whether the builder's one recursive pass runs.
+Syntax newer than the interpreter's (an f-string of 3.12, ``type X = ...``, ``except A, B:``)
+is read through :mod:`evallint.pygrammar`, imported only when ``ast.parse`` refuses a file.
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ def _templates_only(code: str, rel: str, pos_map: PosMap) -> list[PromptFacts]:
     """Templates of a module the LLM prefilter skips (a prompts module holds only strings);
     one that does not parse has none: it was never linted as Python either."""
     try:
-        tree = ast.parse(code)
+        tree = _parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return _templates(tree, code, rel, pos_map)
@@ -228,7 +230,7 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
     one_by_one = True
     while True:
         try:
-            tree = ast.parse(code)
+            tree = _parse(code)
         except SyntaxError as err:
             line, col = err.lineno or 1, max(0, (err.offset or 1) - 1)
             if joined is None:
@@ -258,9 +260,19 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
             return tree
 
 
+def _parse(code: str) -> ast.Module:
+    """``ast.parse``; a module it refuses may be in a newer grammar than the interpreter's."""
+    try:
+        return ast.parse(code)
+    except SyntaxError as err:
+        from evallint.pygrammar import parse_newer
+
+        return parse_newer(code, err)
+
+
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        _parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -278,7 +290,7 @@ def _blank_broken_cells(joined: JoinedNotebook, skipped: list[tuple[Pos, str]]) 
         if code.isspace():  # an empty cell parses (most cells of a long notebook are short)
             continue
         try:
-            ast.parse(code)
+            _parse(code)
         except SyntaxError as err:
             line = (err.lineno or 1) + joined.starts[cell - 1] - 1
             skipped.append((joined.pos(line, max(0, (err.offset or 1) - 1)), err.msg))

@@ -36,6 +36,14 @@ from evallint.source import char_column
 
 MAX_STR = 400  # characters kept of each string constant (role evidence reads the start)
 MAX_STRINGS = 8
+MAX_MATCHES = 4
+# The longest literal a text test is kept for: a marker word or a short phrase (``"APPROVED"``,
+# ``"no issues"``), not a paragraph.
+MAX_MATCH_WORD = 24
+# Text methods: ``"score" in reply.lower()`` tests the words of a text, not a mapping's keys.
+_TEXT_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "casefold", "title"})
+# A literal that names a key (``"score" in verdict``): a lowercase identifier.
+_KEY_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _ORDER_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _MEMBER_OPS = (ast.In, ast.NotIn)
 _VALIDATE_CALLS = {"isinstance", "parse_obj", "parse_raw", "TypeAdapter", "clamp", "clip"}
@@ -60,16 +68,18 @@ def merge(vals: Sequence[Val]) -> Val:
     if len(vals) == 1:
         v = vals[0]
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
-                   False, v.chained, v.scored, system=v.system)
+                   False, v.chained, v.scored, system=v.system, matches=v.matches)
     names: list[str] = []
     calls: list[int] = []
     strings: list[str] = []
     tools: list[str] = []
     compares: list[Val] = []
     system: list[str] = []
+    matches: list[tuple[str, Val]] = []
     chained = scored = False
     for v in vals:
         system.extend(v.system)
+        matches.extend(v.matches)
         names.extend(v.names)
         calls.extend(v.calls)
         strings.extend(v.strings)
@@ -78,7 +88,8 @@ def merge(vals: Sequence[Val]) -> Val:
         chained = chained or v.chained
         scored = scored or v.scored
     return Val(tuple(names), tuple(calls), None, tuple(strings[:MAX_STRINGS]), tuple(tools),
-               None, tuple(compares), False, chained, scored, system=tuple(system))
+               None, tuple(compares), False, chained, scored, system=tuple(system),
+               matches=tuple(matches[:MAX_MATCHES]))
 
 
 # Every match of SCORE_TEXT holds one of these, in any case (their letters have no other case
@@ -505,7 +516,7 @@ class Builder:
             v = merge([self.expr(node.operand, fn)])
             if isinstance(node.op, ast.Not):
                 return Val(v.names, v.calls, None, v.strings, v.tool_names, None, v.compares,
-                           False, v.chained, v.scored, True, v.system)
+                           False, v.chained, v.scored, True, v.system, matches=v.matches)
             return v
         if isinstance(node, ast.Compare):
             return self.comparison(node, fn)
@@ -521,7 +532,8 @@ class Builder:
             elts = tuple(items) if isinstance(node, ast.Tuple) and 2 <= len(items) <= 8 and \
                 not any(isinstance(el, ast.Starred) for el in node.elts) else ()
             return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                       m.compares, False, m.chained, m.scored, system=system, elts=elts)
+                       m.compares, False, m.chained, m.scored, system=system, elts=elts,
+                       matches=m.matches)
         if isinstance(node, ast.Dict):
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
@@ -550,7 +562,7 @@ class Builder:
         else:
             ref = None
         return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
-                   False, v.chained, v.scored, system=v.system)
+                   False, v.chained, v.scored, system=v.system, matches=v.matches)
 
     def comp_for(self, generators: list[ast.comprehension], fn: _Fn) -> list[Val]:
         """A comprehension's ``for`` clauses bind their targets to what they iterate (steps
@@ -573,13 +585,12 @@ class Builder:
         chained = len(ordering) >= 2
         if chained:
             fn.validates = True
-        if any(isinstance(op, _MEMBER_OPS) for op in node.ops) and (
-            str_const(node.left) is not None
-        ):
+        if any(isinstance(op, _MEMBER_OPS) for op in node.ops) and _key_check(node):
             fn.validates = True  # "score" in data: a key check
         compares = (*v.compares, v) if ordering else v.compares
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, compares, False,
-                   chained or v.chained, v.scored, True, v.system)
+                   chained or v.chained, v.scored, True, v.system,
+                   matches=(*v.matches, *_text_tests(node, operands))[:MAX_MATCHES])
 
     def dict_expr(self, node: ast.Dict, fn: _Fn) -> Val:
         vals: list[Val] = []
@@ -603,7 +614,7 @@ class Builder:
         if role in _SYSTEM_ROLES and content is not None:
             system += content.names
         return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                   m.compares, False, m.chained, m.scored, system=system)
+                   m.compares, False, m.chained, m.scored, system=system, matches=m.matches)
 
     def call(self, node: ast.Call, fn: _Fn) -> Val:
         func = self.path_of(node.func)
@@ -661,6 +672,11 @@ class Builder:
         if last in _SYSTEM_MESSAGES:  # SystemMessage(content=text): text is an instruction
             content = dict(kwargs).get("content") or (args[0] if args else EMPTY)
             return Val(calls=(call.id,), system=content.names)
+        if last in ("startswith", "endswith") and len(node.args) == 1 and not kwargs:
+            word = _short_literal(node.args[0])
+            if word is not None:  # reply.startswith("LGTM"): a bool, a test of the text
+                own = Val(calls=(call.id,))
+                return Val(calls=(call.id,), boolean=True, matches=((word, own),))
         return Val(calls=(call.id,))
 
 
@@ -669,6 +685,51 @@ _SYSTEM_ROLES = frozenset({"system", "developer"})
 _SYSTEM_MESSAGES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 
 _TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def _short_literal(node: ast.expr) -> str | None:
+    """The literal a text is tested against: a short string, or the first of a tuple, list or
+    set of them (``reply in ("PASS", "OK")``); None for anything else."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        words = [str_const(el) for el in node.elts]
+        if any(w is None for w in words):
+            return None
+        node = node.elts[0]
+    text = str_const(node)
+    if text is None or not text.strip() or len(text) > MAX_MATCH_WORD:
+        return None
+    return text.strip()
+
+
+def _text_tests(node: ast.Compare, operands: list[Val]) -> tuple[tuple[str, Val], ...]:
+    """``"PASS" in reply``, ``reply.strip() == "OK"``, ``reply not in ("A", "B")``: each
+    equality or membership test of a value against a short literal, as (literal, value)."""
+    nodes = [node.left, *node.comparators]
+    out: list[tuple[str, Val]] = []
+    for i, op in enumerate(node.ops):
+        if not isinstance(op, (ast.Eq, ast.NotEq, *_MEMBER_OPS)):
+            continue
+        left, right = nodes[i], nodes[i + 1]
+        for lit, other, val in ((left, right, operands[i + 1]), (right, left, operands[i])):
+            word = _short_literal(lit)
+            if word is not None and _short_literal(other) is None and \
+                    not isinstance(other, ast.Constant) and (val.names or val.calls):
+                out.append((word, val))
+                break
+    return tuple(out)
+
+
+def _key_check(node: ast.Compare) -> bool:
+    """``"score" in verdict``: a test that a parsed reply has a key (validation evidence), as
+    opposed to a test of a text's words (``"Score:" in reply``, ``"pass" in reply.lower()``):
+    the literal is a lowercase identifier, and what it is looked up in is no text method's
+    result."""
+    key = str_const(node.left)
+    if key is None or not _KEY_NAME.fullmatch(key):
+        return False
+    right = node.comparators[0]
+    return not (isinstance(right, ast.Call) and isinstance(right.func, ast.Attribute)
+                and right.func.attr in _TEXT_METHODS)
 
 
 def _flat_tuple(target: ast.expr) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evallint.pyflow import flows
+from evallint.pyflow import flows, loopfacts
 from evallint.pyflow.cues import SCORE_ASKED
 from evallint.pyflow.ir import CallIR
 from evallint.pyflow.results import LLMCall, where
@@ -47,6 +47,8 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
     for lid in it.loop_stack:
         gen, ev = it.loop_roles[lid]
         (ev if role is Role.EVALUATOR else gen).append(c.pos)
+    if it.loop_stack:
+        loopfacts.note_crossings(it, c.id, role is Role.EVALUATOR, inputs)
     flows.sink_check(it, c, role, inputs, f"`{callee}()`")
     if it.report:
         reach = tuple(lb.origin for labels in inputs.values() for lb in labels

@@ -62,7 +62,8 @@ LOADER_TOKENS = {"open", "read", "load", "prompt", "template", "get", "text", "f
 
 _PATHLIKE = re.compile(r"^[\w./-]{1,120}$")
 
-_PLAIN = frozenset({"param", "psan"})  # labels that are only symbolic parameters
+# labels that are only symbolic parameters (or what a test of one gives)
+_PLAIN = frozenset({"param", "psan", "ppass", "psaid"})
 
 
 def _bound_names(loop: Loop) -> set[str]:
@@ -98,9 +99,22 @@ class Interp:
         self.loop_stack: list[int] = []
         self.loop_roles: dict[int, tuple[list[Pos], list[Pos]]] = {}
         self.refinement: set[int] = set()
+        # how a loop's evaluator output comes back (see ``loopfacts.refines``): the pass (1 or
+        # 2) of each loop being interpreted, the flows between its evaluator and generator
+        # calls with the pass each was first seen in, and the loops whose exit a judge decides
+        self.loop_pass: dict[int, int] = {}
+        self.crossings: dict[int, dict[tuple[Any, ...], int]] = {}
+        self.decided: set[int] = set()
+        self.exit_kinds: dict[int, frozenset[str]] = {}  # id(If) -> its exits (break, return)
+        # files written with judge output (by the path's ref): what reading them back gives
+        self.stored: dict[Ref, frozenset[L]] = {}
+        # results files a loop here opens with "w" at a path a parameter gives: reported by
+        # the caller that passes a results file's name (see ``loopfacts.loop_writes``)
+        self.loop_writes: list[tuple[int, str, Pos, str, str]] = []
         # files opened (by call id): the loops around the open and the names those loops bind
         self.opens: dict[int, tuple[CallIR, tuple[int, ...], frozenset[str]]] = {}
         self.handles: dict[str, int] = {}  # file objects (and writers over them) -> open id
+        self.open_refs: dict[int, Ref] = {}  # open id -> what its path is (a parameter ...)
         self.writes: set[tuple[int, tuple[int, ...]]] = set()  # (open id, loops at the write)
         self.loop_objs: dict[int, Loop] = {}
         self.stops: set[tuple[str, Pos]] = set()  # loop stops already reported
@@ -157,6 +171,7 @@ class Interp:
         s.llm = s.n_llm > 0
         if self.report:
             loopfacts.finish_report(self)
+        s.loop_writes = tuple(dict.fromkeys((*self.loop_writes, *loopfacts.loop_writes(self))))
         return s
 
     def block(self, steps: list[Step]) -> None:
@@ -209,10 +224,15 @@ class Interp:
         elif isinstance(step, If):
             test = self.eval(step.test)
             loopfacts.check_pass_test(self, step.test, test, step.pos)
-            if self.loop_stack and any(isinstance(x, Return) or (isinstance(x, Exit) and
-                                                                 x.kind == "break")
-                                       for x in step.body):
-                loopfacts.check_text_stop(self, step.test, step.pos)
+            if self.loop_stack:
+                exits = self.exit_kinds.get(id(step))
+                if exits is None:
+                    exits = self.exit_kinds[id(step)] = loopfacts.exits(step.body) | \
+                        loopfacts.exits(step.orelse)
+                if exits:  # a return leaves every loop, a break the innermost
+                    loopfacts.note_exit(self, test, self.loop_stack if "return" in exits
+                                        else self.loop_stack[-1:], step.pos)
+                    loopfacts.check_text_stop(self, step.test, test, step.pos)
             if self.fed and self.loop_stack and (step.test.compares or step.test.strings) and any(
                     isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "break")
                     for x in step.body):
@@ -262,6 +282,10 @@ class Interp:
         for lid in self.loop_stack:
             bound |= _bound_names(self.loop_objs[lid])
         self.opens[c.id] = (c, tuple(self.loop_stack), frozenset(bound))
+        target = c.recv if c.recv is not None else (c.args[0] if c.args else None)
+        ref = self.local_ref(target.ref) if target is not None else None
+        if ref is not None:
+            self.open_refs[c.id] = ref
 
     def note_handles(self, step: Assign) -> None:
         """``with open(p, "w") as fh``, ``writer = csv.writer(fh)``: names that write to a file."""
@@ -294,7 +318,8 @@ class Interp:
         self.loop_stack.append(loop.id)
         self.loop_roles.setdefault(loop.id, ([], []))
         entry = self.snapshot()
-        for _ in range(2):
+        for n in (1, 2):
+            self.loop_pass[loop.id] = n
             if loop.kind == "for":
                 it = self.eval(loop.iter)
                 for t in loop.targets:
@@ -303,7 +328,8 @@ class Interp:
             elif loop.test is not None:
                 test = self.eval(loop.test)
                 loopfacts.check_pass_test(self, loop.test, test, loop.pos)
-                loopfacts.check_text_stop(self, loop.test, loop.pos)
+                loopfacts.note_exit(self, test, [loop.id], loop.pos)
+                loopfacts.check_text_stop(self, loop.test, test, loop.pos)
                 if self.fed and (loop.test.compares or loop.test.strings):
                     self.note_verdict(test, "decides whether the loop goes on", loop.pos)
             self.block(loop.body)
@@ -313,7 +339,7 @@ class Interp:
         self.block(loop.orelse)
         gen, ev = self.loop_roles[loop.id]
         bounded = loopfacts.bounded(self, loop)
-        if gen and ev:
+        if gen and ev and loopfacts.refines(self, loop.id):
             self.refinement.add(loop.id)
         if self.report:
             self.an.add_result("loops", LoopEvent(self.path, self.fn.name, loop.pos,
@@ -343,6 +369,8 @@ class Interp:
             out |= self.call(c)
         if val.scored:
             out.add(SCORE_ASKED)
+        if val.matches:
+            out |= loopfacts.text_tests(self, val)
         for s in val.strings:
             if makes_judge(s):
                 o = Origin(self.path, self.cur, "an evaluator prompt text",
@@ -415,7 +443,12 @@ class Interp:
         out: set[L] = set()
         meta = bool(METADATA_ATTRS & set(low)) and not (THINK_ATTRS & set(low))
         think = bool(THINK_ATTRS & set(low))
+        passed = bool(set(low) & PASS_KEYS)
         for lb in labels:
+            if lb.kind == "stored":  # a field of a record read back: the judge's value
+                lb = L("judge", lb.origin, flag=lb.flag)
+            elif lb.kind in ("param", "psan") and passed:  # the caller's judge's pass flag?
+                out.add(L("ppass", None, lb.idx, name=".".join(rest)))
             field = frameworks.field_access(self, lb, rest[0]) if self.an.fw_runs else None
             if field is not None:
                 out.add(field)
@@ -429,7 +462,7 @@ class Interp:
             if lb.kind == "judge" and lb.origin is not None and {
                     t for r in low for t in name_tokens(r)} & SCORE_KEYS:
                 self.an.add_state("scored", chain_keys(lb.origin))
-            if lb.kind == "judge" and set(low) & PASS_KEYS:
+            if lb.kind == "judge" and passed:
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out
 
@@ -476,6 +509,8 @@ class Interp:
             h = self.handle_of(c)
             if h is not None:
                 self.writes.add((h, tuple(self.loop_stack)))
+                loopfacts.write_to_handle(self, self.opens[h][0] if h in self.opens else None,
+                                          c)
         out = llmcalls.dispatch(self, c, args, kws, recv)
         self.call_out[cid] = out
         if out and not self.touched:

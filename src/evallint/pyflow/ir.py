@@ -46,6 +46,9 @@ class Val:
     comparison or a negation (its value is a bool: ``int(a == b)`` parses nothing), ``system``
     the names that sit in a message list's system slot (the content of a ``{"role": "system"}``
     dict, of ``SystemMessage(...)``, of a ``("system", x)`` pair): the generator's instructions.
+    ``matches`` the tests of a text against a short literal it contains (``"PASS" in reply``,
+    ``reply.strip() == "OK"``, ``reply.startswith("LGTM")``): the literal and the value of
+    what is tested, each the whole test.
     """
 
     names: tuple[str, ...] = ()
@@ -63,6 +66,7 @@ class Val:
     # A tuple display ``(a, b)``: each element's value, so ``return text, history`` and
     # ``x, y = a, b`` keep the history apart from the text (empty for anything else).
     elts: tuple[Val, ...] = ()
+    matches: tuple[tuple[str, Val], ...] = ()
 
 
 EMPTY = Val()

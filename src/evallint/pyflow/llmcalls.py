@@ -168,6 +168,9 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         return loopfacts.regex_checked(loopfacts.regex_text(it, c.args[0]), everything)
     if (kind == "builtin" and short == "open") or full in ("io.open", "codecs.open"):
         it.note_open(c)
+        everything |= loopfacts.read_back(it, c, on_object=False)
+    elif it.stored and kind == "ext" and short in ("read_json", "read_csv"):
+        everything |= loopfacts.read_back(it, c, on_object=False)
     if full in PARSE_CALLS or (kind == "builtin" and short in ("int", "float")):
         loopfacts.note_parse(it, c, args[0] if args else frozenset())
     if short in QUIET_CALLS and kind in ("builtin", "ext"):
@@ -210,6 +213,13 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
         it.note_open(c)
     if short in ("write_text",):
         it.note_open(c)
+        loopfacts.note_stored(it, loopfacts.path_key(it, c, on_object=True), list(c.args))
+    elif short in ("to_json", "to_csv") and c.args:  # a DataFrame of judge output saved
+        loopfacts.note_stored(it, loopfacts.path_key(it, c, on_object=False),
+                              [Val(names=(base,))] if base and not base.startswith("<expr>")
+                              else [c.recv] if c.recv is not None else [])
+    elif short in ("open", "read_text") and it.stored:
+        recv = recv | loopfacts.read_back(it, c, on_object=True)
     if short in ("loads", "literal_eval"):
         loopfacts.note_parse(it, c, args[0] if args else frozenset())
     if short in RE_MATCH_METHODS and c.recv is None and base and c.args:
@@ -495,10 +505,26 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 ev.append(c.pos)
             if "generator" in s.called_roles and not s.llm:
                 gen.append(c.pos)
+    if s.loop_writes:
+        loopfacts.caller_writes(it, c, s.loop_writes, vals)
     if s.return_elts:
         it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin)
                                    for e in s.return_elts)
     return returned(s, s.returns, by_param, role, origin)
+
+
+def _tested(lb: L, passed: frozenset[L]) -> set[L]:
+    """What a helper's test of a parameter (``ppass``: its pass field read, ``psaid``: its
+    text tested against a word) is, given what the caller passes for it."""
+    out: set[L] = set()
+    for a in passed:
+        if a.kind in ("param", "psan"):
+            out.add(L(lb.kind, None, a.idx, name=lb.name))
+        elif a.kind == "judge" and a.origin is not None and (lb.kind == "ppass" or not a.flag):
+            out.add(L("pass" if lb.kind == "ppass" else "said", a.origin, name=lb.name))
+        elif a.kind == "llm" and a.origin is not None and lb.kind == "psaid":
+            out.add(L("said", a.origin, flag=True, name=lb.name))  # see loopfacts.text_tests
+    return out
 
 
 def returned(s: Summary, labels: frozenset[L], by_param: dict[int, frozenset[L]],
@@ -511,6 +537,8 @@ def returned(s: Summary, labels: frozenset[L], by_param: dict[int, frozenset[L]]
             out |= by_param.get(lb.idx, frozenset())
         elif lb.kind == "psan":
             out |= sanitize(by_param.get(lb.idx, frozenset()))
+        elif lb.kind in ("ppass", "psaid"):  # the helper tests what the caller passes
+            out |= _tested(lb, by_param.get(lb.idx, frozenset()))
         elif lb.kind in ("llm", "gen", "judge", "ans") and origin is not None:
             kind = lb.kind
             if kind == "llm" and role is Role.EVALUATOR:

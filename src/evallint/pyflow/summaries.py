@@ -39,7 +39,11 @@ class L:
     by the SDK, e.g. structured output); ``pass`` a pass/fail flag read from judge output;
     ``rubric`` the evaluator's prompt or criteria; ``genctx`` the generator's system prompt or
     message history; ``param``/``psan`` parameter ``idx`` (``psan``: after an extraction);
-    ``scoreq`` made from a text that asks for a numeric score (a judge's output contract).
+    ``scoreq`` made from a text that asks for a numeric score (a judge's output contract);
+    ``said`` a bool made by testing the evaluator's free text against a word (``name``:
+    ``"APPROVED" in review``); ``stored`` judge output written to a file and read back (the
+    records: a field of one is the judge's output again); ``ppass``/``psaid`` a pass field
+    read from, a word tested in, parameter ``idx`` (the caller maps them to ``pass``/``said``).
     """
 
     kind: str
@@ -95,6 +99,10 @@ class Summary:
     # its LLM call routes, rewrites a judge prompt or judges the input (``Interp.meta``): a
     # call of it is no evaluator of the generator, whatever its input and result
     meta: bool = False
+    # Files a per-case loop here (or in a helper it passes a parameter on to) opens with "w"
+    # at the path parameter ``idx`` gives: (idx, module path, the open's place, mode, where
+    # the loop is). The caller that passes a results file's name makes them EL505.
+    loop_writes: tuple[tuple[int, str, Pos, str, str], ...] = ()
 
     def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
                    model_where: str) -> None:
@@ -112,7 +120,7 @@ class Summary:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
                 tuple(sorted(self.sinks.items())), self.model.param, self.model.default,
                 self.model.fixed, self.reasoning, self.called_roles, self.structured,
-                self.n_llm, self.return_elts, self.meta, self.own_call_roles)
+                self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes)
 
 
 @dataclass

@@ -1,4 +1,11 @@
-"""SARIF 2.1.0, with rule metadata and help text, for code-scanning dashboards."""
+"""SARIF 2.1.0, with rule metadata and help text, for code-scanning dashboards.
+
+Each result carries ``partialFingerprints`` (``evallint/v1``: :mod:`evallint.fingerprint`, the
+same fingerprint a baseline records), so that code scanning follows an alert across edits that
+move it. ``primaryLocationLineHash`` is left to GitHub's upload action, which computes it from
+the source file when it is missing: its recipe is documented only as that action's code, and a
+value that differs from the one the action computes is reported as inconsistent.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from urllib.parse import quote
 
 import evallint
 from evallint.findings import Finding, Severity
+from evallint.fingerprint import SCHEME, Sources, fingerprints
 from evallint.registry import RuleMeta
 from evallint.report.clean import json_safe
 
@@ -24,12 +32,16 @@ def _rule(meta: RuleMeta) -> dict[str, Any]:
         f"## Example\n```\n{meta.example.strip()}\n```\n\n"
         f"## Use instead\n```\n{meta.fix.strip()}\n```"
     )
+    from evallint.rulemeta import rule_doc_url
+
+    url = rule_doc_url(meta.code)  # the docs page, however evallint was installed
     return {
         "id": meta.code,
         "name": meta.name,
         "shortDescription": {"text": meta.summary},
         "fullDescription": {"text": meta.what.strip()},
         "help": {"text": help_text, "markdown": help_md},
+        **({"helpUri": url} if url else {}),
         "defaultConfiguration": {"level": _LEVEL[meta.severity]},
         "properties": {"invariant": meta.invariant, "tags": ["llm-eval", meta.code[:3]]},
     }
@@ -45,12 +57,16 @@ def artifact(path: str) -> dict[str, str]:
     return {"uri": quote(path.replace(os.sep, "/"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
-def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: bool) -> str:
+def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: bool, *,
+                 sources: Sources | None = None) -> str:
+    """The SARIF log. ``sources`` reads the findings' files for their fingerprints (default:
+    files under the working folder, up to the default ``max-file-size``)."""
+    prints = fingerprints(findings, sources)
     codes = sorted({f.code for f in findings} | set(metas))
     index = {c: i for i, c in enumerate(c for c in codes if c in metas)}
     rules = [_rule(metas[c]) for c in codes if c in metas]
     results = []
-    for f in findings:
+    for f, fp in zip(findings, prints, strict=True):
         region: dict[str, Any] = {"startLine": f.line, "startColumn": f.column}
         if f.end_line:
             region["endLine"] = f.end_line
@@ -64,6 +80,7 @@ def render_sarif(findings: list[Finding], metas: dict[str, RuleMeta], verbose: b
                 "artifactLocation": artifact(f.path),
                 "region": region,
             }}],
+            "partialFingerprints": {SCHEME: fp.value},
         }
         if f.code in index:
             result["ruleIndex"] = index[f.code]

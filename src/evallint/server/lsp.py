@@ -10,6 +10,8 @@ another open file.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import multiprocessing
 import os
 import re
 import sys
@@ -31,6 +33,7 @@ from evallint.server.workspace import Outcome, WorkspaceLinter
 SOURCE = "evallint"
 FIX_ALL = "source.fixAll.evallint"
 DEFAULT_DEBOUNCE = 0.3  # seconds of quiet after a keystroke before a run
+EXIT_WAIT = 10.0  # seconds a run in flight at shutdown may take to end before it is cut short
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
@@ -61,6 +64,8 @@ class _Runner:
     running: bool = False
     again: bool = False
     said: set[str] = field(default_factory=set)  # errors and warnings shown, while they last
+    in_flight: concurrent.futures.Future[Outcome] | None = None
+    closing: bool = False  # shut down: no more runs
 
 
 class EvallintServer(LanguageServer):
@@ -73,6 +78,24 @@ class EvallintServer(LanguageServer):
         self.doc_url: str | None = None
         self.shown: dict[str, Shown] = {}
         self.runner = _Runner()
+        self.executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="evallint-lint")
+
+    def finish(self, timeout: float = EXIT_WAIT) -> None:
+        """At shutdown: start no more runs, and let a run in flight end (its worker processes
+        stop with it) for up to ``timeout`` seconds; then stop any child process still left.
+        Nothing may outlive the server: a worker left running would hold the editor's pipes
+        open, and an editor waits for them to close before it calls the server gone."""
+        self.runner.closing = True
+        if self.runner.timer is not None:
+            self.runner.timer.cancel()
+            self.runner.timer = None
+        if self.runner.in_flight is not None:
+            concurrent.futures.wait([self.runner.in_flight], timeout=timeout)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for child in multiprocessing.active_children():
+            child.kill()
+            child.join(timeout=2)
 
     # -------------------------------------------------------------- scheduling
 
@@ -89,6 +112,8 @@ class EvallintServer(LanguageServer):
 
     def _start(self) -> None:
         self.runner.timer = None
+        if self.runner.closing:
+            return
         if self.runner.running:
             self.runner.again = True
             return
@@ -101,12 +126,15 @@ class EvallintServer(LanguageServer):
             return
         self.runner.running = True
         texts = {path: text for path, _, text in snapshot.values()}
-        future = self.loop.run_in_executor(None, self.linter.lint, texts)
+        self.runner.in_flight = self.executor.submit(self.linter.lint, texts)
+        future = asyncio.wrap_future(self.runner.in_flight, loop=self.loop)
         future.add_done_callback(lambda fut: self._finished(fut, snapshot))
 
     def _finished(self, fut: asyncio.Future[Outcome],
                   snapshot: dict[str, tuple[str, int | None, str]]) -> None:
         self.runner.running = False
+        if self.runner.closing:
+            return
         try:
             try:
                 outcome = fut.result()
@@ -195,21 +223,15 @@ class EvallintServer(LanguageServer):
             location=lsp.Location(uri=Path(path).as_uri(), range=rng), message=message)
 
     def rule_url(self, code: str) -> str | None:
-        """Where a rule's documentation is: the client's ``ruleDocs`` template, or the
-        checkout's docs/rules.md (a wheel ships no docs: then none)."""
-        from evallint.registry import load_rules
-
-        if code not in load_rules():
-            return None
-        if self.doc_url:
-            return self.doc_url.replace("{code}", code).replace("{anchor}", code.lower())
-        from evallint.rulemeta import RuleDataError, rules_dir
+        """Where a rule's documentation is: the client's ``ruleDocs`` template, else the
+        distribution's documentation URL, else the rules page shipped inside the package
+        (:func:`evallint.rulemeta.rule_doc_url`, which SARIF's ``helpUri`` uses too)."""
+        from evallint.rulemeta import RuleDataError, rule_doc_url
 
         try:
-            page = rules_dir().parent / "docs" / "rules.md"
-        except RuleDataError:
+            return rule_doc_url(code, self.doc_url)
+        except RuleDataError:  # an incomplete installation: no rules, no links
             return None
-        return f"{page.resolve().as_uri()}#{code.lower()}" if page.is_file() else None
 
     def text_edits(self, fix: Fix, text: str, encoding: str) -> list[lsp.TextEdit]:
         lines = Lines(text)
@@ -314,6 +336,10 @@ def build_server() -> EvallintServer:
                     watchers=[lsp.FileSystemWatcher(glob_pattern=WATCHED)]))]))
         if ls.workspace.text_documents:
             ls.schedule(0)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: EvallintServer, params: Any) -> None:
+        ls.finish()  # before the reply: the client sends exit once it has it
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: EvallintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
@@ -496,12 +522,29 @@ def serve() -> None:
     """Serve one client over stdin/stdout until it sends exit.
 
     The protocol streams are private duplicates of fds 0 and 1; ``sys.stdin`` becomes
-    /dev/null and ``sys.stdout`` stderr. A forked worker process closes ``sys.stdin`` as it
-    starts, which would wait forever on the lock the protocol's reader thread holds while it
-    blocks in a read; and a stray print must never corrupt the JSON-RPC stream."""
-    rfile = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
-    wfile = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    /dev/null and ``sys.stdout`` stderr, and so do fds 0 and 1 themselves. A forked worker
+    process closes ``sys.stdin`` as it starts, which would wait forever on the lock the
+    protocol's reader thread holds while it blocks in a read; and a stray print (or a write to
+    fd 1) must never corrupt the JSON-RPC stream. A forked child gets /dev/null in place of the
+    protocol's descriptors: it never holds the editor's pipes open. After exit (or end of
+    input) a lint in flight ends before the process does (:meth:`EvallintServer.finish`)."""
+    rfd, wfd = os.dup(sys.stdin.fileno()), os.dup(sys.stdout.fileno())
+    rfile = os.fdopen(rfd, "rb")
+    wfile = os.fdopen(wfd, "wb")
     sys.stdout.flush()
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(sys.stderr.fileno(), 1)
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
     sys.stdout = sys.stderr
-    build_server().start_io(rfile, wfile)  # type: ignore[arg-type]
+
+    def release_protocol() -> None:  # in a forked child
+        for fd in (rfd, wfd):
+            os.dup2(null, fd)
+
+    os.register_at_fork(after_in_child=release_protocol)
+    server = build_server()
+    try:
+        server.start_io(rfile, wfile)  # type: ignore[arg-type]
+    finally:
+        server.finish()
