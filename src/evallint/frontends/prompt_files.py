@@ -914,10 +914,13 @@ _REFERENCE = re.compile(
     r"(?<![\w-])-*\b([\w-]+)\s+(?:is|are)\s+the\s+(?:only\s+|sole\s+)?(?:source|sources)\s+of"
     r"\s+truth"
     r"|\b(?:(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)"
-    r"|against)\s+"
-    r"(?:(?:the|that|this|these|its|their|a|an)\s+)?(?:(?:provided|given|retrieved|supplied)\s+)?"
-    r"((?:(?:contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?)"
-    r"\b\s*){1,2})", re.I)
+    r"|(?:faithful|true|consistent)\s+(?:(?:is|are)\s+(?:[\w-]+\s+){1,4}?)?to"
+    r"|compare\s+(?:it|them|this|(?:the|each)\s+\w+)\s+"
+    r"(?:to|with)|against)\s+"
+    r"(?:(?:the|that|this|these|its|their|a|an)\s+)?"
+    r"(?:(?:provided|given|retrieved|supplied|original)\s+)?"
+    r"((?:(?:contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?|"
+    r"transcripts?|articles?)\b\s*){1,2})", re.I)
 
 
 def reference_names(body: str, template: TemplateFacts | None = None) -> list[str]:
