@@ -241,13 +241,14 @@ def test_a_block_without_a_body_blames_its_own_cell(tmp_path: Path) -> None:
 
 
 def test_mistral_calls_count_only_in_a_module_importing_mistralai() -> None:
-    from evallint.pyflow.providers import framework_evaluator, mistral_call
+    from evallint.pyflow.providers import framework_evaluator, sdk_call_row
 
     imports = {"Mistral": "mistralai.Mistral"}
-    assert mistral_call("client.chat.complete", True, imports)
-    assert mistral_call("mc.chat", True, imports)
-    assert not mistral_call("mc.chat", False, imports)  # no model=: a chat room, say
-    assert not mistral_call("bot.chat", True, {"Bot": "slack.Bot"})
+    model = frozenset({"model", "messages"})
+    assert sdk_call_row("client.chat.complete", None, model, imports) is not None
+    assert sdk_call_row("mc.chat", None, model, imports) is not None
+    assert sdk_call_row("mc.chat", None, frozenset({"messages"}), imports) is None  # a chat room
+    assert sdk_call_row("bot.chat", None, model, {"Bot": "slack.Bot"}) is None
     assert framework_evaluator("uptrain.EvalLLM") == "uptrain"
     assert framework_evaluator("uptrain.framework.evalllm.EvalLLM") == "uptrain"
     assert framework_evaluator("mylib.EvalLLM") is None
@@ -330,10 +331,11 @@ def test_a_line_inside_brackets_that_reads_like_a_magic_stays_code() -> None:
     ast.parse(code)
 
 
-def test_a_framework_s_own_package_is_not_a_user_of_the_framework() -> None:
-    """In dspy's own repository (a ``dspy`` package in the project) its modules and tests
-    build dspy objects from the project's own code: no framework run to analyse. A program
-    that imports the installed dspy is analysed."""
+def test_a_framework_s_own_repository_is_a_project_like_any_other() -> None:
+    """In dspy's own repository (a ``dspy`` package in the project) its tests, examples and
+    docs build dspy objects as any user does: they are analysed; the package's own modules
+    are the framework and are not its users. A program that imports the installed dspy is
+    analysed too."""
     from evallint.config import Config
     from evallint.pyflow.analysis import Analysis
     from tests.test_python_frontend import facts_of
@@ -342,6 +344,25 @@ def test_a_framework_s_own_package_is_not_a_user_of_the_framework() -> None:
     own = [facts_of("dspy/__init__.py", "from dspy.predict import Predict\n"),
            facts_of("dspy/predict.py", "class Predict:\n    pass\n"),
            facts_of("tests/test_predict.py", program)]
-    assert Analysis(own, Config()).relevant == set()
+    assert Analysis(own, Config()).relevant == {"tests/test_predict.py"}
     user = [facts_of("app/qa.py", program)]
     assert Analysis(user, Config()).relevant == {"app/qa.py"}
+
+
+def test_a_package_named_like_a_framework_is_it_only_with_the_framework_s_marks() -> None:
+    """``agents`` is a common name for a project's own package: it is the Agents SDK only
+    when it defines what the SDK's package does (Runner, RunConfig, function_tool)."""
+    from evallint.config import Config
+    from evallint.pyflow.analysis import Analysis
+    from tests.test_python_frontend import facts_of
+
+    program = ("from agents import Agent, Runner\n\n\ndef ask(q):\n"
+               "    return Runner.run_sync(Agent(name='a', instructions='Answer.'), q)\n")
+    sdk = [facts_of("src/agents/__init__.py", "from openai import OpenAI\n"
+                    "from .run import Runner, RunConfig\nfrom .tool import function_tool\n"),
+           facts_of("examples/basic/hello.py", program)]
+    assert "examples/basic/hello.py" in Analysis(sdk, Config()).relevant
+    mine = [facts_of("agents/__init__.py", "from openai import OpenAI\n"
+                     "from .researcher import Researcher\n"),
+            facts_of("app/main.py", program)]
+    assert "app/main.py" not in Analysis(mine, Config()).relevant

@@ -82,7 +82,7 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
             return FileKind.LOOP_SPEC
         if text_head is not None and judge_config_shape(rel, text_head):
             return FileKind.JUDGE_CONFIG
-        if text_head is not None and _PROMPTFOO_GRADED.search(text_head):
+        if text_head is not None and _promptfoo_graded().search(text_head):
             return FileKind.PROMPTFOO  # a test file a promptfoo config includes via file://
         return None
 
@@ -114,13 +114,16 @@ _DOLLAR = re.compile(r"\{\$[A-Za-z_]\w*\}")
 # ([^\S\n] is a blank that ends no line: the indent is read on the key's own line, so a match
 # never starts on each of a run of blank lines and spans the rest of them (quadratic); as a
 # found-or-not test this is the same as \s, a later line of a blank run starting it too.)
-_PROMPTFOO_GRADED = re.compile(
-    r"^[^\S\n]*(?:-[^\S\n]+)?type:\s*['\"]?(?:not-)?(?:llm-rubric|g-eval|factuality|"
-    r"model-graded-(?:closedqa|factuality)|answer-relevance|"
-    r"context-(?:faithfulness|recall|relevance)|"
-    r"select-best|search-rubric|conversation-relevance)['\"]?\s*(?:#.*)?$",
-    re.M,
-)
+@lru_cache(maxsize=1)
+def _promptfoo_graded() -> re.Pattern[str]:
+    """The line of a model-graded assertion type; the types are the one list of EL303's
+    ``graded_types`` parameter (rules/EL303.yaml)."""
+    from evallint.registry import load_rules
+
+    types = load_rules()["EL303"].params.get("graded_types") or ()
+    alternatives = "|".join(re.escape(str(t)) for t in sorted(types, key=len, reverse=True))
+    return re.compile(r"^[^\S\n]*(?:-[^\S\n]+)?type:\s*['\"]?(?:not-)?(?:" + alternatives
+                      + r")['\"]?\s*(?:#.*)?$", re.M)
 
 
 # --------------------------------------------------------------------------- prompt collections
@@ -169,7 +172,7 @@ _ARENA_TEXT = re.compile(r"^(?:system_prompt|prompt_template)\s*:", re.M)
 _PHOENIX = re.compile(r"^(?:choices|optimization_direction)\s*:", re.M)
 _PHOENIX_MSGS = re.compile(r"^messages\s*:", re.M)
 _PHOENIX_NAME = re.compile(r"^name\s*:", re.M)
-# (blanks of the key's own line, as in _PROMPTFOO_GRADED; one blank run before the dash and one
+# (blanks of the key's own line, as in _promptfoo_graded(); one blank run before the dash and one
 # after it, never two adjacent runs that could split a run of blanks every way)
 _PYDANTIC_EVALS = re.compile(r"^[^\S\n]*(?:-[^\S\n]*)?LLMJudge\s*:", re.M)
 _PYDANTIC_CASES = re.compile(r"^(?:cases|evaluators)\s*:", re.M)

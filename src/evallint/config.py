@@ -74,6 +74,10 @@ class Config:
     evaluator_functions: list[str] = field(default_factory=list)
     generator_functions: list[str] = field(default_factory=list)
     lock_file: str = "evallint.lock"
+    # the project's own catalogue files (an in-house client wrapper), read and validated
+    # when the configuration is loaded: (path, parsed document) pairs
+    models: list[str] = field(default_factory=list)
+    model_docs: tuple[tuple[str, Any], ...] = ()
     raw: dict[str, Any] = field(default_factory=dict)
     policy_rules: list[Any] = field(default_factory=list)  # evallint.policy.PolicyRule
     # The real folders this run may read under (evallint.confine.run_roots): set for each run
@@ -111,15 +115,15 @@ class Config:
 
     def fingerprint(self) -> str:
         """A stable hash of every setting that can change a file's findings (cache key)."""
-        blob = json.dumps([self.raw, [repr(r) for r in self.policy_rules]], sort_keys=True,
-                          default=str)
+        blob = json.dumps([self.raw, [repr(r) for r in self.policy_rules],
+                           list(self.model_docs)], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 _LIST_KEYS = {
     "select", "extend-select", "ignore", "include", "exclude", "extend-exclude", "templates",
     "evaluator-inputs", "policy", "extract-functions", "evaluator-functions",
-    "generator-functions",
+    "generator-functions", "models",
 }
 _SCALAR_KEYS = {
     "fail-on": str, "output-format": str, "cache-dir": str, "max-file-size": int,
@@ -246,6 +250,8 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
             cfg.legitimate = _legitimate(where, value)
     _check_cache_dir(where, cfg.cache_dir)
     _check_inside(where, "lock-file", cfg.lock_file)
+    if cfg.models:
+        cfg.model_docs = _model_files(where, cfg)
     if cfg.fail_on not in _FAIL_ON:
         raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(sorted(_FAIL_ON))}")
     for code, sev in cfg.severity.items():
@@ -255,6 +261,28 @@ def parse_config(table: dict[str, Any], *, source: Path | None, root: Path) -> C
         if role not in ("generator", "evaluator"):
             raise ConfigError(f"{where}: roles.{glob!r} must be 'generator' or 'evaluator'")
     return cfg
+
+
+def _model_files(where: str, cfg: Config) -> tuple[tuple[str, Any], ...]:
+    """The project's own catalogue files (``models = ["evallint/models/*.yaml"]``): inside
+    the project, each a valid catalogue document (the error names the file and the key)."""
+    from evallint import catalogue, reads
+
+    out: list[tuple[str, Any]] = []
+    for pattern in cfg.models:
+        _check_inside(where, "models", pattern)
+        paths = sorted(p for p in cfg.root.glob(pattern) if p.is_file())
+        if not paths:
+            raise ConfigError(f"{where}: 'models' names {pattern!r}, which matches no file")
+        for path in paths:
+            rel = path.relative_to(cfg.root).as_posix()
+            try:
+                text = reads.read_file(path, cfg.max_file_size, cfg.roots).decode("utf-8")
+                doc = catalogue.parse_yaml(text, rel)
+            except (OSError, UnicodeDecodeError, catalogue.CatalogueError) as exc:
+                raise ConfigError(f"{where}: 'models': {exc}") from None
+            out.append((rel, doc))
+    return tuple(out)
 
 
 def _check_cache_dir(where: str, value: str) -> None:

@@ -11,6 +11,7 @@ import functools
 import gc
 import hashlib
 import os
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -612,6 +613,8 @@ def _finish(
                         if f.code in enabled:
                             by_path.setdefault(f.path, []).append(f)
                 except Exception as exc:
+                    if os.environ.get("EVALLINT_DEBUG"):
+                        traceback.print_exc()
                     tool_errors.append(f"internal error in project check {check.codes}: "
                                        f"{_describe(exc)}")
     except BudgetExceeded:

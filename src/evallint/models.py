@@ -1,11 +1,13 @@
 """Model identity and cost tiers, for I4 (same model) and the "evaluator is cheaper" policy.
 
-Tier data lives in ``rules/EL302.yaml`` (parameters ``families``) so a user can override it from
-``[tool.evallint.rules.EL302]`` without code.
+Tier data lives in ``rules/EL302.yaml`` (parameters ``families``, read by
+:func:`default_families`) so a user can override it from ``[tool.evallint.rules.EL302]``
+without code.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from typing import Any
 
@@ -53,12 +55,12 @@ def same_model(a: str, b: str) -> bool:
     return normalize(a) == normalize(b)
 
 
-DEFAULT_FAMILIES: list[dict[str, Any]] = [
-    {"match": "claude", "tiers": ["haiku", "sonnet", "opus"]},
-    {"match": "gpt", "tiers": ["nano", "mini", "", "pro"]},
-    {"match": "o", "tiers": ["mini", "", "pro"]},
-    {"match": "gemini", "tiers": ["flash-lite", "flash", "pro", "ultra"]},
-]
+def default_families() -> list[dict[str, Any]]:
+    """The shipped tiers: the ``families`` parameter of ``rules/EL302.yaml`` (one copy)."""
+    from evallint.registry import load_rules
+
+    fams = load_rules()["EL302"].params.get("families")
+    return list(fams) if isinstance(fams, list) else []
 
 
 def tier(model: str, families: list[dict[str, Any]] | None = None) -> tuple[str, int] | None:
@@ -67,7 +69,7 @@ def tier(model: str, families: list[dict[str, Any]] | None = None) -> tuple[str,
     A tier word is matched as a whole '-'/'.'-separated token; the empty tier is the family's
     base model (``gpt-4o`` is base, ``gpt-4o-mini`` is mini).
     """
-    fams = families or DEFAULT_FAMILIES
+    fams = families or default_families()
     norm = normalize(model)
     tokens = re.split(r"[-_.:\s]+", norm)
     for fam in fams:
@@ -98,3 +100,15 @@ def is_cheaper(evaluator: str, generator: str, families: list[dict[str, Any]] | 
     if a is None or b is None or a[0] != b[0]:
         return None
     return a[1] < b[1]
+
+
+def is_reasoning_model(model: str, patterns: list[str] | None = None) -> bool:
+    """Does the model return its reasoning (``o3-mini``, ``deepseek-r1``, ``*-thinking``)?
+    The patterns are EL204's ``reasoning_models`` parameter (one list, read by the Python
+    analysis and the promptfoo checks), matched on the normalised id."""
+    if patterns is None:
+        from evallint.registry import load_rules
+
+        patterns = [str(p) for p in load_rules()["EL204"].params.get("reasoning_models", [])]
+    norm = normalize(model)
+    return any(fnmatch.fnmatchcase(norm, p.lower()) for p in patterns)

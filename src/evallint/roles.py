@@ -215,6 +215,14 @@ MAKER_IDENTITY = _identity(MAKER_NOUNS)
 JUDGE_TASK = re.compile(
     r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
     r"(?:[\w-]+\s+){0,2}?(" + "|".join(sorted(CANDIDATE_NOUNS)) + r")s?\b", re.I)
+# A judging verb addressed to the model with a scale: "Grade the essay from 1 to 10", "You
+# rate each reply on a scale of 1-5". The scale makes the verb a verdict to give whatever the
+# object is called (JUDGE_TASK knows only the candidate nouns).
+JUDGE_SCALED_TASK = re.compile(
+    r"(?:^|(?<=[.!?:;\n])|\byou\s+)[^\S\n]*(?:please\s+)?"
+    r"(grade|score|rate|evaluate|assess|judge)\s+(?:[\w'-]+\s+){1,4}?"
+    r"(?:(?:from|between|out\s+of)\s+\d+|on\s+a\s+(?:\d+[-\u2013]point\s+)?scale\b"
+    r"|\d+\s*(?:-|\u2013|/)\s*\d+\b)", re.I | re.M)
 # A scale or a rubric: supports a judge, never makes one on its own.
 SCALE_CUES = (
     re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
@@ -296,7 +304,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
         return Role.UNKNOWN, [judge, maker]
     if maker is not None:
         return Role.GENERATOR, [maker]
-    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR)
+    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or \
+        first_direct(JUDGE_SCALED_TASK, text, Role.EVALUATOR)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):

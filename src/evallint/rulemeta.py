@@ -197,11 +197,11 @@ def _documents(sources: list[tuple[str, bytes]]) -> dict[str, Any]:
     return docs
 
 
-def _compiled(folder: Path, digest: str) -> dict[str, Any] | None:
+def _compiled(folder: Path, digest: str, name: str = COMPILED) -> dict[str, Any] | None:
     """The precompiled documents, or None when missing, unreadable or made from other files
     (a rule file edited since: the YAML is then read, so a stale copy never decides)."""
     try:
-        data = json.loads((folder / COMPILED).read_bytes())
+        data = json.loads((folder / name).read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("digest") != digest or \
@@ -223,6 +223,13 @@ def compile_rules(folder: Path | None = None) -> str:
                       sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _compiled_docs(folder: Path, name: str = COMPILED) -> dict[str, Any]:
+    """The documents of the YAML files in ``folder``: precompiled while fresh, else read."""
+    sources = _sources(folder)
+    docs = _compiled(folder, _digest(sources), name)
+    return docs if docs is not None else _documents(sources)
+
+
 @lru_cache(maxsize=1)
 def load_rules() -> dict[str, RuleMeta]:
     """All shipped rules by code, loaded once per process."""
@@ -240,5 +247,7 @@ def load_rules() -> dict[str, RuleMeta]:
     return metas
 
 
-if __name__ == "__main__":  # regenerate the precompiled rules after editing rules/*.yaml
+if __name__ == "__main__":  # regenerate the precompiled rules and catalogue after an edit
     (rules_dir() / COMPILED).write_text(compile_rules(), encoding="utf-8")
+    (rules_dir() / "models" / "models.compiled.json").write_text(
+        compile_rules(rules_dir() / "models"), encoding="utf-8")

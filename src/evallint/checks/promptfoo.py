@@ -29,12 +29,6 @@ from evallint.kinds import FileKind
 from evallint.pyflow.results import where
 from evallint.registry import Context, Project, file_check, project_check
 
-DEFAULT_GRADED = (
-    "llm-rubric", "model-graded-closedqa", "model-graded-factuality", "factuality", "g-eval",
-    "answer-relevance", "context-faithfulness", "context-recall", "context-relevance",
-    "select-best", "closed-qa", "search-rubric", "conversation-relevance",
-)
-
 
 @dataclass
 class _Graded:
@@ -48,7 +42,7 @@ class _Graded:
 
 
 def graded_types(ctx: Context) -> set[str]:
-    return {str(t) for t in ctx.params("EL303").get("graded_types", DEFAULT_GRADED)}
+    return {str(t) for t in ctx.params("EL303").get("graded_types") or ()}
 
 
 def _fragments(config: PromptfooFacts, project: Project) -> list[tuple[str, PromptfooFacts]]:
@@ -170,11 +164,6 @@ def grader_is_model_under_test(project: Project, ctx: Context) -> Iterator[Findi
                        "another assertion without a grader") for g in unset[1:6]])
 
 
-def _matches(model: str, patterns: list[str]) -> bool:
-    norm = models.normalize(model)
-    return any(fnmatch.fnmatchcase(norm, p.lower()) for p in patterns)
-
-
 @project_check("EL204")
 def thinking_shown_to_grader(project: Project, ctx: Context) -> Iterator[Finding]:
     """A reasoning provider under test whose thinking is not hidden from model graders."""
@@ -185,7 +174,7 @@ def thinking_shown_to_grader(project: Project, ctx: Context) -> Iterator[Finding
             continue
         for p in config.providers:
             why = p.reasoning
-            if why is None and p.model and _matches(p.model, patterns):
+            if why is None and p.model and models.is_reasoning_model(p.model, patterns):
                 why = f"reasoning model '{p.model}'"
             if why is None or p.show_thinking is False:
                 continue

@@ -29,7 +29,7 @@ from evallint.frontend import ParseError
 from evallint.models import without_provider
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.project import rel, result_for
-from evallint.pyflow.providers import PYDANTIC_EVALS_DEFAULT
+from evallint.pyflow.providers import default_model
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.registry import Context, Project
 from evallint.roles import Role
@@ -105,8 +105,11 @@ def _default_judge(mods: list[PythonFacts]) -> tuple[str | None, str]:
     or calls set different ones (the judge's model is then unknown)."""
     sets = [(f.path, d) for f in mods for d in f.judge_defaults]
     if not sets:
-        return PYDANTIC_EVALS_DEFAULT, (f"`{PYDANTIC_EVALS_DEFAULT}` (no `model:` on the "
-                                        "LLMJudge: pydantic-evals' default judge model)")
+        default = default_model("pydantic_evals.LLMJudge")
+        if default is None:
+            return None, ""
+        model, why = default
+        return model, f"`{model}` ({why.replace('`model=`', '`model:`')})"
     models = {d.model for _, d in sets}
     if len(models) != 1 or "" in models:
         return None, ""

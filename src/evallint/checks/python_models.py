@@ -17,10 +17,22 @@ from evallint.toolcaps import writes
 def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
     """(evaluator, generator) call pairs that belong to one loop: linked by a flow from the
     generator's output to the evaluator's input, or made in the same file."""
+    by_key = {c.origin.key: c for c in calls if c.origin is not None}
+
+    def compared(c: LLMCall) -> bool:
+        # a helper call with a role of its own is compared when its model is the caller's
+        # to pick: an unresolved variable here, or a parameter of the helper whose inner
+        # call cannot tell (``check(answer, model=chosen)``)
+        if not c.own_role or _symbolic(c):
+            return True
+        keys = list(chain_keys(c.origin))
+        inner = by_key.get(keys[1]) if len(keys) > 1 else None
+        return c.model is not None and inner is not None and _symbolic(inner)
+
     base_e = {c.origin.key: c for c in calls if c.role is Role.EVALUATOR
-              and (not c.own_role or _symbolic(c)) and c.origin and (c.model or c.obj)}
+              and compared(c) and c.origin and (c.model or c.obj)}
     base_g = {c.origin.key: c for c in calls if c.role is not Role.EVALUATOR
-              and (not c.own_role or _symbolic(c)) and c.origin and (c.model or c.obj)}
+              and compared(c) and c.origin and (c.model or c.obj)}
     pairs: dict[tuple[object, object], None] = {}
     for x in calls:
         if x.role is not Role.EVALUATOR:

@@ -23,7 +23,7 @@ from evallint.pyflow.build import Builder, PosMap
 from evallint.pyflow.datasets import dataset_facts
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
-from evallint.pyflow.providers import PREFILTER_WORDS, framework_roots, has_sdk_call
+from evallint.pyflow.providers import CAT, framework_roots, has_sdk_call, prefilter_words
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
@@ -63,7 +63,7 @@ def needs_cst(text: str, low: str | None = None) -> bool:
     """The cheap test: could this file hold an LLM call, an evaluator or a model constant?
     (``low``: the text lowercased, when the caller has it)"""
     low = text.lower() if low is None else low
-    return any(w in low for w in PREFILTER_WORDS)
+    return any(w in low for w in prefilter_words())
 
 
 def imported_modules(text: str, package: str) -> tuple[str, ...]:
@@ -110,7 +110,9 @@ def _import_names(text: str, m: re.Match[str], package: str, out: list[str]) -> 
 
 @frontend(FileKind.PYTHON, FileKind.NOTEBOOK)
 def parse_python(source: SourceFile, config: Config) -> PythonFacts:
-    """Facts of one module or notebook (near-empty when the prefilter finds nothing)."""
+    """Facts of one module or notebook (near-empty when the prefilter finds nothing), read
+    with the project's own catalogue files beside the shipped ones."""
+    CAT.use(config.model_docs)
     return build_facts(source, force=False, limit=config.max_file_size)
 
 

@@ -14,10 +14,12 @@ import hashlib
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import PurePosixPath
+from types import MappingProxyType
 from typing import Any
 
 from evallint import datacodec
@@ -28,7 +30,13 @@ from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
 from evallint.pyflow.ir import FunctionIR, PythonFacts, Ref, Val
 from evallint.pyflow.parts import Part, relevant_modules
-from evallint.pyflow.providers import CHAT_BIND, chat_ctor
+from evallint.pyflow.providers import (
+    CAT,
+    chat_ctor,
+    framework_evaluator,
+    is_framework_package,
+    package_marks,
+)
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import REPORT, Epoch, Replay, RunRecord
 from evallint.pyflow.results import LoopEvent, Result
@@ -50,12 +58,14 @@ class Analysis:
         tables of ``facts`` and their relevant modules, when already built (one per run).
         ``replay``: the quiet runs of the part's last solve, checked and reused, and those of
         this one recorded (:mod:`evallint.pyflow.replay`)."""
+        CAT.use(config.model_docs)  # the project's own catalogue files, if any
         self.config = config
         self.extract = tuple(extract) + tuple(config.extract_functions)
         self._extractor: dict[str, bool] = {}
         self.summaries: dict[tuple[str, str], Summary] = {}
         # module-level names passed as a generator's system prompt / history, per file
-        self.genctx: dict[str, dict[str, L]] = {}
+        self._state: dict[str, Any] = {}  # the tables behind the read-only views below
+        self.genctx: Mapping[str, dict[str, L]] = self._table("genctx", {})
         if tables is None:
             self.tables = Tables(facts)
             relevant = relevant_modules(self.tables)
@@ -76,25 +86,27 @@ class Analysis:
         self.load = load
         # evaluator calls (origin keys) whose output carries a numeric score: the prompt asks
         # for one, the structured-output class has a score field, or the code reads one
-        self.scored: set[tuple[str, str, int]] = set()
+        self.scored: AbstractSet[tuple[str, str, int]] = self._table("scored", set())
         # chat model objects (constructor or binding call key) -> (model, where it came from)
-        self.chats: dict[tuple[str, str, int], tuple[str | None, str]] = {}
+        self.chats: Mapping[tuple[str, str, int], tuple[str | None, str]] = \
+            self._table("chats", {})
         # chat objects that are an evaluation framework's evaluator (uptrain ``EvalLLM``)
-        self.framework: dict[tuple[str, str, int], str] = {}
+        self.framework: Mapping[tuple[str, str, int], str] = self._table("framework", {})
         # LLM calls that are evaluators by structure (their input holds another LLM call's
         # output and their result becomes a score, a verdict or a loop's decision): why
-        self.structural: dict[tuple[str, str, int], str] = {}
+        self.structural: Mapping[tuple[str, str, int], str] = self._table("structural", {})
         # LLM calls that read their own earlier output (a model refining its own work)
-        self.self_fed: set[tuple[str, str, int]] = set()
+        self.self_fed: AbstractSet[tuple[str, str, int]] = self._table("self_fed", set())
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         # what computing each answer looked up in the tables (for replay records)
         self._static_reads: dict[tuple[str, str], frozenset[Lookup]] = {}
         # framework objects (constructor key) that run an LLM, and their runs (call key ->
         # framework): see :mod:`evallint.pyflow.frameworks`
-        self.fw_objects: dict[tuple[str, str, int], frameworks.FrameworkObject] = {}
-        self.fw_runs: dict[tuple[str, str, int], str] = {}
+        self.fw_objects: Mapping[tuple[str, str, int], frameworks.FrameworkObject] = \
+            self._table("fw_objects", {})
+        self.fw_runs: Mapping[tuple[str, str, int], str] = self._table("fw_runs", {})
         # framework -> the model set for it as a whole (``dspy.configure(lm=...)``)
-        self.ambient: dict[str, tuple[str | None, str]] = {}
+        self.ambient: Mapping[str, tuple[str | None, str]] = self._table("ambient", {})
         self.result = Result()
         # The project-wide state above (but ``result``) changes only through ``set_state``,
         # ``add_state`` and ``set_genctx``, each change journaled: ``chain`` digests every
@@ -108,11 +120,19 @@ class Analysis:
 
     # ------------------------------------------------------------------ project-wide state
 
+    def _table(self, name: str, store: Any) -> Any:
+        """A table of the project-wide state, kept here and shown read-only: every change
+        goes through :meth:`set_state`, :meth:`add_state` or :meth:`set_genctx`, which
+        journal it (a direct write raises, so no recogniser can change the state behind
+        the replay cache's back)."""
+        self._state[name] = store
+        return _SetView(store) if isinstance(store, set) else MappingProxyType(store)
+
     def set_state(self, table: str, key: Any, value: Any, keep: bool = False) -> None:
         """``table[key] = value`` in one of the state's dicts (``chats``, ``framework``,
         ``structural``, ``fw_objects``, ``fw_runs``, ``ambient``); ``keep``: only when ``key``
         is new. A write that changes nothing is no change."""
-        store: dict[Any, Any] = getattr(self, table)
+        store: dict[Any, Any] = self._state[table]
         old = store.get(key, _MISSING)
         if old is not _MISSING and (keep or old == value):
             return
@@ -121,14 +141,14 @@ class Analysis:
 
     def add_state(self, table: str, keys: Iterable[tuple[str, str, int]]) -> None:
         """Call keys into one of the state's sets (``scored``, ``self_fed``)."""
-        store: set[tuple[str, str, int]] = getattr(self, table)
+        store: set[tuple[str, str, int]] = self._state[table]
         for key in sorted(set(keys) - store):  # (in an order that is the same every time)
             store.add(key)
             self._journal((table, key, True))
 
     def set_genctx(self, path: str, name: str, label: L) -> None:
         """Module-level ``name`` of module ``path`` is given to a generator as context."""
-        names = self.genctx.setdefault(path, {})
+        names = self._state["genctx"].setdefault(path, {})
         if names.get(name) == label:
             return
         names[name] = label
@@ -291,11 +311,13 @@ class Analysis:
                 out |= llmcalls.chat_object(
                     Interp(self, mod, fn, report=False), c, mod, fn,
                     lambda v: self.resolve_ref(v.ref if v is not None else None, mod, None))
+            elif qual and framework_evaluator(qual):
+                out |= llmcalls.framework_object(Interp(self, mod, fn, report=False), c, qual)
             elif qual and frameworks.object_kind(qual) and self.framework_name(qual, mod.path):
                 fw, kind = frameworks.object_kind(qual) or ("", "")
                 out |= frameworks.make_object(Interp(self, mod, fn, report=False), c, fw, kind,
                                               mod.path, fn.name)
-            elif short in CHAT_BIND:
+            elif short in CAT.derive_methods:
                 base = c.func.rsplit(".", 1)[0]
                 inner = (self.static_chat_val(mod, fn, c.recv, depth + 1)
                          if c.recv is not None else
@@ -307,10 +329,14 @@ class Analysis:
         return frozenset(out)
 
     def framework_name(self, qualified: str, near: str) -> bool:
-        """``agents.Agent`` names the SDK only when the project has no ``agents`` module of
-        its own (a local package of that generic name is not the OpenAI Agents SDK); the other
-        framework names are the framework's own, in its repository too."""
-        return qualified.split(".")[0] != "agents" or self.tables.owner(qualified, near) is None
+        """``agents.Agent`` names the SDK unless the project's own ``agents`` package is
+        something else (see :func:`~evallint.pyflow.providers.is_framework_package`); in a
+        framework's own repository its package is the framework."""
+        root = qualified.split(".")[0]
+        if not package_marks(root):
+            return True
+        package = self.tables.module(root, near)
+        return is_framework_package(root, package.facts if package is not None else None)
 
     def chat_schema_scored(self, mod: Module, vals: tuple[Val, ...]) -> bool:
         return schema_has_score(mod.facts.constants, vals)
@@ -689,3 +715,26 @@ def _extract_patterns(extract: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pat
     short = "|".join(fnmatch.translate(p.lower()) for p in extract) or never
     full = "|".join(fnmatch.translate(p) for p in extract) or never
     return re.compile(short), re.compile(full)
+
+
+class _SetView(AbstractSet[Any]):
+    """A read-only view of one of the state's sets."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: set[Any]) -> None:
+        self._store = store
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._store
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._store)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> frozenset[Any]:
+        # ``view & other`` and the like make a plain frozenset, not another view
+        return frozenset(it)

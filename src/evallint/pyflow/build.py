@@ -617,7 +617,7 @@ class Builder:
                    m.compares, False, m.chained, m.scored, system=system, matches=m.matches)
 
     def call(self, node: ast.Call, fn: _Fn) -> Val:
-        func = self.path_of(node.func)
+        func = self.path_of(_generic_base(node.func))
         recv: Val | None = None
         if func is None:
             if isinstance(node.func, ast.Attribute):
@@ -737,3 +737,32 @@ def _flat_tuple(target: ast.expr) -> bool:
     target can take its own element's value."""
     return isinstance(target, (ast.Tuple, ast.List)) and 2 <= len(target.elts) <= 8 and all(
         isinstance(el, (ast.Name, ast.Attribute)) for el in target.elts)
+
+
+def _generic_base(func: ast.expr) -> ast.expr:
+    """``Agent[None](...)``, ``Agent[Ctx, Out](...)``: a constructor called through its type
+    parameters is the class itself. Only a capitalised class applied to type-like arguments
+    (``None``, a capitalised name or attribute, a subscripted type, a tuple of those):
+    ``handlers[i](...)`` and ``steps[0](...)`` call an element and stay what they are."""
+    if not isinstance(func, ast.Subscript):
+        return func
+    base = func.value
+    last = base.attr if isinstance(base, ast.Attribute) else base.id \
+        if isinstance(base, ast.Name) else ""
+    if not last[:1].isupper():
+        return func
+    items = func.slice.elts if isinstance(func.slice, ast.Tuple) else [func.slice]
+    return base if all(_type_like(i) for i in items) else func
+
+
+def _type_like(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, ast.Name):
+        return node.id[:1].isupper() or node.id in ("str", "int", "float", "bool", "dict",
+                                                     "list", "bytes", "object")
+    if isinstance(node, ast.Attribute):
+        return node.attr[:1].isupper()
+    if isinstance(node, ast.Subscript):
+        return _type_like(node.value)
+    return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from evallint.models import is_reasoning_model
 from evallint.pyflow.cues import makes_judge
 from evallint.pyflow.ir import Assign, CallIR, FunctionIR, If, Return, Step, Val
 from evallint.pyflow.relevance import function_role
@@ -74,8 +75,6 @@ _MODEL_OUTPUT = re.compile(
     r"\b(?:assistant|model|ai|chatbot|bot|llm|agent)(?:'s)?\s+(?:response|reply|answer|"
     r"output)s?\b|\bgenerated\s+(?:response|answer|output|text)\b", re.IGNORECASE)
 
-_REASONING_MODEL = re.compile(r"(?:^|/)(?:o1|o3|o4)(?:-|$)|deepseek-r1|reasoner|-thinking|qwq",
-                              re.IGNORECASE)
 
 
 def judges_input(texts: list[str]) -> bool:
@@ -114,7 +113,7 @@ def reasoning_evidence(it: Interp, c: CallIR, model: str | None, system: Val | N
     for k in ("reasoning_effort", "reasoning"):
         if c.kw(k) is not None:
             out.append(f"reasoning is enabled (`{k}=`)")
-    if model and _REASONING_MODEL.search(model):
+    if model and is_reasoning_model(model):
         out.append(f"`{model}` is a reasoning model")
     for t in prompt_texts(it, system, prompts):
         m = _REASON_TEXT.search(t)
@@ -225,6 +224,8 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
     if model is not None:
         for n in model.names:
             r = role_from_name(n.split(".")[-1])
+            if r is Role.GENERATOR and _text_makes_judge(system, prompts):
+                break  # "You are a strict grader" handed to `writer.ask()`: the text decides
             if r is not Role.UNKNOWN:
                 return r, (f"model `{n}`",)
     if system is not None:
@@ -245,6 +246,12 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
     if len(roles) == 1:
         return roles.pop(), tuple(evs)
     return Role.UNKNOWN, ()
+
+
+def _text_makes_judge(system: Val | None, prompts: list[Val]) -> bool:
+    """Does a literal text of the call's system prompt or prompt make its model a judge?
+    (It outweighs the name of the variable the model object is kept in.)"""
+    return any(makes_judge(s) for v in (system, *prompts) if v is not None for s in v.strings)
 
 
 def val_role(it: Interp, v: Val, what: str) -> tuple[Role, tuple[str, ...]]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from evallint.facts import Pos
 from evallint.pyflow.cues import name_tokens
 from evallint.pyflow.ir import Assign, CallIR, Val, walk_steps
-from evallint.pyflow.providers import NON_CONTENT
+from evallint.pyflow.providers import CAT
 from evallint.pyflow.results import Flow
 from evallint.pyflow.summaries import L, Origin
 from evallint.roles import EVALUATOR_WORDS, Role
@@ -111,7 +111,7 @@ def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]
 
 
 def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
-    vals = [v for k, v in c.kwargs if k not in NON_CONTENT] + list(c.args)
+    vals = [v for k, v in c.kwargs if k not in CAT.non_content] + list(c.args)
     params = {p.name for p in it.fn.params}
     seen: set[int] = set()
     while vals:

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evallint.catalogue import ObjectRow
 from evallint.facts import Pos
 from evallint.pyflow import callmodels, callroles, effective, flows
 from evallint.pyflow.ir import CallIR, Val
-from evallint.pyflow.providers import CHAT_BIND, CHAT_INVOKE, PYDANTIC_EVALS_DEFAULT
+from evallint.pyflow.providers import CAT, model_value, qualify
 from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import L, Origin, chat_of
 from evallint.roles import Role
@@ -31,47 +32,8 @@ from evallint.roles import Role
 if TYPE_CHECKING:
     from evallint.pyflow.interp import Interp
 
-# What an agent without an explicit model runs on: the framework's default. Two such agents
-# share it (EL301), whatever the default is in the installed release.
-AGENTS_SDK_DEFAULT = "openai-agents-sdk-default"
-AGENTS_SDK_DEFAULT_WHERE = ("no `model=` on the Agent: the Agents SDK default model "
-                            "(OPENAI_DEFAULT_MODEL)")
-# crewAI: an Agent without ``llm=`` runs on the crew's default LLM (OPENAI_MODEL_NAME)
-CREWAI_DEFAULT = "crewai-default-llm"
-CREWAI_DEFAULT_WHERE = "no `llm=` on the crewAI Agent: the default LLM (OPENAI_MODEL_NAME)"
-
-DSPY_MODULES = frozenset({"Predict", "ChainOfThought", "ReAct", "ProgramOfThought",
-                          "MultiChainComparison", "ChainOfThoughtWithHint", "Refine",
-                          "BestOfN"})
-DSPY_REASONING = frozenset({"ChainOfThought", "ReAct", "ProgramOfThought",
-                            "ChainOfThoughtWithHint", "MultiChainComparison"})
-AUTOGEN_ROOTS = ("autogen_agentchat", "autogen", "pyautogen", "ag2")
-AUTOGEN_AGENTS = frozenset({"AssistantAgent", "ConversableAgent", "CodeExecutorAgent"})
-AUTOGEN_TEAMS = frozenset({"RoundRobinGroupChat", "SelectorGroupChat", "Swarm",
-                           "MagenticOneGroupChat", "GroupChat", "GroupChatManager"})
-# textgrad: objects that run the engine forward (answer, rewrite), and the call that makes an
-# engine the critic (the backward engine writes the textual gradient, a critique).
-TEXTGRAD_FORWARD = frozenset({"BlackboxLLM", "TextualGradientDescent", "TGD", "LLMCall"})
-# Functions that run an object passed as their first argument.
-RUN_FUNCS = frozenset({"agents.Runner.run", "agents.Runner.run_sync",
-                       "agents.Runner.run_streamed"})
-# Methods that run a framework object, by framework.
-RUN_METHODS: dict[str, frozenset[str]] = {
-    "pydantic_ai": frozenset({"run", "run_sync", "run_stream"}),
-    "autogen": frozenset({"run", "run_stream", "initiate_chat", "a_initiate_chat",
-                          "generate_reply", "on_messages"}),
-    "gemini": frozenset({"generate_content", "generate_content_async", "send_message"}),
-    "dspy": frozenset({"forward", "acall", "__call__"}),
-}
-FRAMEWORK_METHODS = frozenset().union(*RUN_METHODS.values())
-# A run result's transcript: methods and attributes that give the whole message history.
-HISTORY_METHODS = frozenset({"to_input_list", "all_messages", "new_messages"})
-# methods of an object that may be a chat model or a framework object (``self.agent.run``)
-OBJECT_METHODS = frozenset(CHAT_INVOKE | CHAT_BIND) | FRAMEWORK_METHODS | HISTORY_METHODS
-HISTORY_ATTRS = frozenset({"chat_history", "messages", "inner_messages", "new_items",
-                           "chat_messages"})
-THINK_FIELDS = frozenset({"reasoning", "rationale", "thought", "thoughts", "trajectory"})
-PROMPT_KWARGS = ("input", "task", "message", "contents", "prompt", "user_prompt")
+# Framework objects and their runs come from the catalogue (rules/models/*.yaml); what a row
+# cannot say is a named hook below.
 
 
 @dataclass(frozen=True)
@@ -93,45 +55,19 @@ class FrameworkObject:
 
 def object_kind(qualified: str) -> tuple[str, str] | None:
     """``agents.Agent`` -> ("agents", "agent"); None for anything that is not a modelled
-    framework object's constructor."""
-    parts = qualified.split(".")
-    root, last = parts[0], parts[-1]
-    if root == "agents" and last == "Agent":
-        return "agents", "agent"
-    if root == "pydantic_ai" and last == "Agent":
-        return "pydantic_ai", "agent"
-    if root == "dspy" and last in DSPY_MODULES:
-        return "dspy", "module"
-    if root in AUTOGEN_ROOTS and last in AUTOGEN_AGENTS:
-        return "autogen", "agent"
-    if root in AUTOGEN_ROOTS and last in AUTOGEN_TEAMS:
-        return "autogen", "team"
-    if root == "crewai" and last in ("Agent", "Task"):
-        return "crewai", last.lower()
-    if root == "pydantic_evals" and last == "LLMJudge":
-        return "pydantic_evals", "judge"
-    if qualified.startswith("google.generativeai.") and last == "GenerativeModel":
-        return "gemini", "model"
-    if root == "mcp_agent" and last == "EvaluatorOptimizerLLM":
-        return "mcp_agent", "evalopt"
-    if root == "textgrad" and last == "get_engine":
-        return "textgrad", "engine"
-    if root == "textgrad" and last in TEXTGRAD_FORWARD:
-        return "textgrad", "forward"
-    return None
+    framework object's constructor (LangChain chat models and evaluator objects are read
+    by :mod:`~evallint.pyflow.llmcalls`)."""
+    row = CAT.object_row(qualified)
+    if row is None or row.kind in ("chat", "evaluator", "client"):
+        return None
+    return row.framework, row.kind
 
 
 def is_configure(qualified: str) -> str | None:
     """The call that sets a framework's ambient model: ``dspy.configure(lm=...)``,
     ``pydantic_evals...set_default_judge_model(...)``, ``textgrad.set_backward_engine(...)``."""
-    if qualified in ("dspy.configure", "dspy.settings.configure"):
-        return "dspy"
-    if qualified == "textgrad.set_backward_engine":
-        return "textgrad"
-    if qualified.split(".")[0] == "pydantic_evals" and qualified.endswith(
-            "set_default_judge_model"):
-        return "pydantic_evals"
-    return None
+    row = CAT.setter(qualified)
+    return row.framework if row is not None else None
 
 
 def gemini_call(qualified: str, c: CallIR) -> bool:
@@ -148,65 +84,51 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
     """A framework object's constructor: a chat-object label on its model."""
     key = (mod_path, fn_name, c.id)
     an = it.an
+    row = _row(it, c)
     if key not in an.chats:
-        an.set_state("chats", key, _object_model(it, c, framework, kind))
-        an.set_state("fw_objects", key, _describe(it, c, framework, kind))
-    if framework == "pydantic_evals" and key[:2] == (it.path, it.fn.name):
+        an.set_state("chats", key, _object_model(it, c, row))
+        an.set_state("fw_objects", key, _describe(it, c, row))
+    here = key[:2] == (it.path, it.fn.name)
+    if row.hook == "pydantic-evals-judge" and here:
         _llm_judge(it, c, key)  # an effective call, on every pass as any other call
-    if framework == "mcp_agent" and key[:2] == (it.path, it.fn.name):
+    if row.hook == "evaluator-optimizer" and here:
         _evaluator_optimizer(it, c, key)
-    if framework == "textgrad" and kind == "forward" and key[:2] == (it.path, it.fn.name):
+    if row.hook == "textgrad-forward" and here:
         _textgrad_engine_use(it, c, key, Role.GENERATOR)
-    if framework == "crewai" and kind == "task":
-        return _crew_task(it, c, key) if key[:2] == (it.path, it.fn.name) else frozenset()
-    what = f"the {_LABEL.get(framework, framework)} `{c.func.rsplit('.', 1)[-1]}`"
+    if row.hook == "crewai-task":
+        return _crew_task(it, c, key) if here else frozenset()
+    what = f"the {CAT.frameworks[framework].label} `{c.func.rsplit('.', 1)[-1]}`"
     name = an.fw_objects[key].name
     return frozenset({L("chat", Origin(mod_path, c.pos, what + (f" `{name}`" if name else ""),
                                        key))})
 
 
-_LABEL = {"agents": "Agents SDK", "pydantic_ai": "pydantic-ai", "dspy": "dspy",
-          "autogen": "autogen", "pydantic_evals": "pydantic-evals", "gemini": "Gemini",
-          "textgrad": "textgrad", "mcp_agent": "mcp-agent", "crewai": "crewAI"}
+def _row(it: Interp, c: CallIR) -> ObjectRow:
+    """The catalogue row of a constructor the dispatcher recognised."""
+    root = c.func.split(".")[0]
+    target = it.mod.facts.imports.get(root, "")
+    row = CAT.object_row(f"{target}{c.func[len(root):]}" if target else c.func)
+    assert row is not None
+    return row
 
 
-def _object_model(it: Interp, c: CallIR, framework: str, kind: str) -> tuple[str | None, str]:
-    """The model an object names, or the framework's default; (None, "") when it has none
-    of its own (a dspy module runs on the configured LM, a team on its members')."""
-    if framework == "agents":
-        val = c.kw("model")
-        if val is None:
-            return AGENTS_SDK_DEFAULT, AGENTS_SDK_DEFAULT_WHERE
-        return _model_in(it, val)
-    if framework == "pydantic_ai":
-        val = c.kw("model") or (c.args[0] if c.args else None)
-        return _model_in(it, val) if val is not None else (None, "")
-    if framework == "autogen" and kind == "agent":
-        val = c.kw("model_client") or c.kw("llm_config")
-        return _model_in(it, val) if val is not None else (None, "")
-    if framework == "crewai":
-        if kind != "agent":
-            return None, ""
-        val = c.kw("llm")
-        return _model_in(it, val) if val is not None else (CREWAI_DEFAULT, CREWAI_DEFAULT_WHERE)
-    if framework == "pydantic_evals":
-        val = c.kw("model")
-        if val is not None:
-            return _model_in(it, val)
-        ambient = it.an.ambient.get("pydantic_evals")
-        if ambient is not None:
-            return ambient
-        return PYDANTIC_EVALS_DEFAULT, ("no `model=` on the LLMJudge: pydantic-evals' default "
-                                        "judge model")
-    if framework == "gemini":
-        val = c.kw("model_name") or c.kw("model") or (c.args[0] if c.args else None)
-        return _model_in(it, val) if val is not None else (None, "")
-    if framework == "textgrad" and kind == "engine":
-        val = c.kw("engine_name") or c.kw("model") or (c.args[0] if c.args else None)
-        return _model_in(it, val) if val is not None else (None, "")
-    if framework == "textgrad":
+def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, str]:
+    """The model an object names, the ambient one a configure call set, or the framework's
+    default; (None, "") when it has none of its own (a dspy module runs on the configured
+    LM, a team on its members', a textgrad module on the engine it is given)."""
+    if row.hook == "textgrad-forward":
         engine = _engine_of(it, c)
         return it.an.chats.get(engine.key, (None, "")) if engine is not None else (None, "")
+    spec = row.model
+    if spec is None:
+        return None, ""
+    val = model_value(spec, c)
+    if val is not None:
+        return model_in(it, val)
+    if spec.ambient and row.framework in it.an.ambient:
+        return it.an.ambient[row.framework]
+    if spec.default is not None:
+        return spec.default, spec.default_where
     return None, ""
 
 
@@ -278,14 +200,16 @@ def _textgrad_engine_use(it: Interp, c: CallIR, key: tuple[str, str, int], role:
                      own_role=False, obj=engine)
 
 
-def _model_in(it: Interp, val: Val) -> tuple[str | None, str]:
+def model_in(it: Interp, val: Val) -> tuple[str | None, str]:
     """A model string, or the ``model=`` of the client/model object built in the value
     (``OpenAIChatCompletionClient(model="gpt-4o")``, ``dspy.LM("openai/gpt-4o-mini")``)."""
     found = callmodels.model_of_val(it, val)
     if found[0] is not None:
         return found
     for sc in [*it.calls_in(val), *_global_calls(it, val)]:
-        inner = sc.kw("model") or sc.kw("model_name") or (sc.args[0] if sc.args else None)
+        row = CAT.object_row(qualify(sc.func, it.mod.facts.imports))
+        inner = model_value(row.model, sc) if row is not None and row.model is not None \
+            else sc.kw("model") or sc.kw("model_name") or (sc.args[0] if sc.args else None)
         if inner is not None:
             found = callmodels.model_of_val(it, inner)
             if found[0] is not None:
@@ -305,41 +229,44 @@ def _global_calls(it: Interp, val: Val) -> list[CallIR]:
     return out
 
 
-def _describe(it: Interp, c: CallIR, framework: str, kind: str) -> FrameworkObject:
-    name_val = c.kw("name") or (c.args[0] if framework == "autogen" and c.args else None)
+def _arg(c: CallIR, keys: tuple[str, ...]) -> Val | None:
+    """The first of a row's keys the call passes ("#0" is the first positional argument)."""
+    for k in keys:
+        if k.startswith("#"):
+            i = int(k[1:])
+            if len(c.args) > i:
+                return c.args[i]
+        else:
+            v = c.kw(k)
+            if v is not None:
+                return v
+    return None
+
+
+def _describe(it: Interp, c: CallIR, row: ObjectRow) -> FrameworkObject:
+    name_val = _arg(c, row.name)
     name = name_val.text if name_val is not None and name_val.text else ""
-    system = (c.kw("instructions") or c.kw("system_message") or c.kw("system_prompt")
-              or c.kw("rubric") or c.kw("system_instruction"))
-    structured = c.kw("output_type") is not None or c.kw("result_type") is not None
-    reasoning: tuple[str, ...] = ()
+    system = _arg(c, row.instructions)
+    structured = row.always_structured or _arg(c, row.structured) is not None
+    short = c.func.rsplit(".", 1)[-1]
+    reasoning = (row.reasoning.replace("{class}", short),) if row.reasoning else ()
     members: tuple[tuple[str, str, int], ...] = ()
-    if framework == "dspy":
-        system = c.kw("signature") or (c.args[0] if c.args else None)
-        structured = True  # a dspy prediction's fields are parsed by the adapter
-        short = c.func.rsplit(".", 1)[-1]
-        if short in DSPY_REASONING:
-            reasoning = (f"`dspy.{short}` adds a reasoning field to its prediction",)
-    if kind == "team":
-        vals = [v for v in (c.kw("participants"), c.kw("agents"), *c.args[:1]) if v is not None]
+    if row.members:
         keys: list[tuple[str, str, int]] = []
-        for v in vals:
-            for n in v.names:
+        for k in row.members:
+            v = _arg(c, (k,))
+            for n in v.names if v is not None else ():
                 for lb in it.read(n):
                     if lb.kind == "chat" and lb.origin is not None:
                         keys.append(lb.origin.key)
         members = tuple(dict.fromkeys(keys))
-    tv = c.kw("tools")
+    tv = _arg(c, row.tools)
     tools = (tuple(tv.tool_names) + callmodels.const_tools(it, tv)) if tv is not None else ()
-    if framework == "crewai" and kind == "agent":
-        # role= names the agent ("Senior Editor"); goal and backstory are its instructions;
-        # tools are instances (FileWriterTool()): their class names say what they do
-        role_val = c.kw("role")
-        name = role_val.text if role_val is not None and role_val.text else name
-        system = c.kw("backstory") or c.kw("goal") or system
-        if tv is not None:
-            tools += tuple(it.fn.calls[cid].func.rsplit(".", 1)[-1] for cid in tv.calls
-                           if cid < len(it.fn.calls))
-    return FrameworkObject(framework, kind, name, system, structured, tools, reasoning, members)
+    if tv is not None and row.tool_instances:  # FileWriterTool(): the class says what it does
+        tools += tuple(it.fn.calls[cid].func.rsplit(".", 1)[-1] for cid in tv.calls
+                       if cid < len(it.fn.calls))
+    return FrameworkObject(row.framework, row.kind, name, system, structured, tools, reasoning,
+                           members)
 
 
 def _crew_task(it: Interp, c: CallIR, key: tuple[str, str, int]) -> frozenset[L]:
@@ -366,17 +293,21 @@ def _llm_judge(it: Interp, c: CallIR, key: tuple[str, str, int]) -> None:
                      model, model_where, (), origin, own_role=False)
 
 
-def configure(it: Interp, framework: str, c: CallIR) -> None:
+def configure(it: Interp, qualified: str, c: CallIR) -> None:
     """``dspy.configure(lm=...)``: the LM every dspy module without its own runs on;
     ``tg.set_backward_engine(engine)``: that engine writes the critiques."""
-    if framework == "textgrad":
+    row = CAT.setter(qualified)
+    if row is None:
+        return
+    framework = row.framework
+    if row.hook == "textgrad-backward":
         if not _critic_of_other(it, c):
             _textgrad_engine_use(it, c, (it.path, it.fn.name, c.id), Role.EVALUATOR)
         return
-    val = c.kw("lm") or c.kw("model") or (c.args[0] if c.args else None)
+    val = model_value(row.model, c)
     if val is None:
         return
-    model, how = _model_in(it, val)
+    model, how = model_in(it, val)
     if model is not None:
         at = where(it.path, c.pos)
         it.an.set_state("ambient", framework, (
@@ -384,30 +315,40 @@ def configure(it: Interp, framework: str, c: CallIR) -> None:
 
 
 def set_lm(it: Interp, chats: list[L], lm: Val) -> None:
-    """``module.set_lm(lm)``: that dspy module runs on its own LM, not the configured one."""
-    model = _model_in(it, lm)
+    """``module.set_lm(lm)``: that dspy module runs on its own LM, not the configured one
+    (the frameworks whose catalogue file lists the method under ``set_model``)."""
+    model = model_in(it, lm)
     if model[0] is None:
         return
     for lb in chats:
-        if lb.origin is not None and it.an.fw_objects[lb.origin.key].framework == "dspy":
+        fw = it.an.fw_objects[lb.origin.key].framework if lb.origin is not None else ""
+        if fw and CAT.frameworks[fw].set_model:
+            assert lb.origin is not None
             it.an.set_state("chats", lb.origin.key, (
                 model[0], f"{model[1] + ', ' if model[1] else ''}set with `set_lm()` at "
                           f"{where(it.path, it.cur)}"))
 
 
-def _dspy_context(it: Interp, run: CallIR) -> tuple[str | None, str] | None:
-    """``with dspy.context(lm=...):`` around the run: it uses that LM."""
+def _block_model(it: Interp, run: CallIR, framework: str) -> tuple[str | None, str] | None:
+    """``with dspy.context(lm=...):`` around the run (a catalogue ``context`` row of the
+    object's framework): it uses that LM."""
     for cid, end in it.fn.withs:
         c = it.fn.calls[cid]
         if not (c.pos.cell == run.pos.cell and c.pos.line <= run.pos.line <= end):
             continue
         root = c.func.split(".")[0]
         target = it.mod.facts.imports.get(root, "")
-        if f"{target}{c.func[len(root):]}" == "dspy.context" and c.kw("lm") is not None:
-            found = _model_in(it, c.kw("lm") or Val())
+        qualified = f"{target}{c.func[len(root):]}"
+        row = CAT.setter(qualified, "context")
+        val = model_value(row.model, c) if row is not None and row.framework == framework \
+            else None
+        if val is not None:
+            found = model_in(it, val)
             if found[0] is not None:
+                short = c.func.rsplit(".", 1)[-1]
                 return found[0], (f"{found[1] + ', ' if found[1] else ''}set with "
-                                  f"`dspy.context()` at {where(it.path, c.pos)}")
+                                  f"`{qualified.split('.')[0]}.{short}()` at "
+                                  f"{where(it.path, c.pos)}")
     return None
 
 
@@ -433,13 +374,15 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
         models = {an.chats.get(k, (None, "")) for k in info.members}
         if len(models) == 1:
             model, model_where = models.pop()
-    run_cfg = c.kw("run_config")
-    if run_cfg is not None and info.framework == "agents":
-        found = _model_in(it, run_cfg)
-        if found[0] is not None and model == AGENTS_SDK_DEFAULT:
+    fw = CAT.frameworks[info.framework]
+    run_cfg = _arg(c, fw.run_config)
+    if run_cfg is not None:  # a run-level config naming the model overrides the default
+        found = model_in(it, run_cfg)
+        defaults = {r.model.default for r in fw.objects if r.model is not None}
+        if found[0] is not None and model in defaults:
             model, model_where = found
-    if model is None and info.framework == "dspy":
-        model, model_where = _dspy_context(it, c) or an.ambient.get("dspy", (None, ""))
+    if model is None and fw.context:
+        model, model_where = _block_model(it, c, fw.id) or an.ambient.get(fw.id, (None, ""))
     elif model is None and info.framework in an.ambient:
         model, model_where = an.ambient[info.framework]
     names = [n for n in (obj_val.names if obj_val is not None else ())]
@@ -468,12 +411,9 @@ def run_inputs(c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]]
     """The prompt values and labelled inputs of a run (``Runner.run(agent, input)`` skips
     the agent)."""
     start = 1 if skip_first else 0
-    prompts = list(c.args[start:]) + [v for k, v in c.kwargs if k in PROMPT_KWARGS]
+    prompts = list(c.args[start:]) + [v for k, v in c.kwargs if k in CAT.run_prompt]
     inputs = {f"#{i}": a for i, a in enumerate(args) if i >= start}
-    inputs.update({k: v for k, v in kws.items()
-                   if k not in ("model", "run_config", "context", "max_turns", "config",
-                                "hooks", "deps", "cancellation_token", "termination_condition",
-                                "output_type", "usage_limits")})
+    inputs.update({k: v for k, v in kws.items() if k not in CAT.run_options})
     return prompts, inputs
 
 
@@ -496,11 +436,15 @@ def history(it: Interp, labels: frozenset[L], what: str, pos: Pos) -> frozenset[
 
 
 def field_access(it: Interp, lb: L, first: str) -> L | None:
-    """A dspy prediction's field: ``reasoning``/``rationale`` is the chain of thought, any
-    other field an extracted answer; None for labels that are not dspy run outputs."""
+    """A prediction's field (frameworks whose catalogue file lists ``fields``, dspy):
+    ``reasoning``/``rationale`` is the chain of thought, any other field an extracted answer;
+    None for labels that are not such run outputs."""
     o = lb.origin
-    if o is None or lb.kind not in ("gen", "llm") or it.an.fw_runs.get(o.key) != "dspy":
+    if o is None or lb.kind not in ("gen", "llm"):
         return None
-    if first.lower() in THINK_FIELDS:
+    think = CAT.reasoning_fields.get(it.an.fw_runs.get(o.key, ""))
+    if think is None:
+        return None
+    if first.lower() in think:
         return L(lb.kind, o, lb.idx, True, lb.name)
     return L("ans", o, name=first)

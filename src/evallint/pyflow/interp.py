@@ -12,6 +12,7 @@ for the loop, is decided in the rooms around this walk: :mod:`~evallint.pyflow.l
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from evallint.pyflow.ir import (
     Step,
     Val,
 )
+from evallint.pyflow.providers import CAT
 from evallint.pyflow.relevance import makes_eval_artifacts
 from evallint.pyflow.results import Flow, LoopEvent, where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, chain_keys
@@ -436,7 +438,7 @@ class Interp:
         if self.fed and {t for r in low for t in name_tokens(r)} & VERDICT_TOKENS:
             self.note_verdict(labels, f"is read as `{'.'.join(rest)}`", self.cur)
         if (self.an.fw_runs or self.an.fw_objects) and len(low) == 1 and \
-                low[0] in frameworks.HISTORY_ATTRS:  # the transcript, not one message of it
+                low[0] in CAT.history_attributes:  # the transcript, not one message of it
             found = frameworks.history(self, labels, rest[0], self.cur)
             if found is not None:
                 return set(found)
@@ -609,5 +611,5 @@ class Interp:
         return [self.fn.calls[cid] for x in vals for cid in x.calls if cid < len(self.fn.calls)]
 
     @property
-    def genctx_globals(self) -> dict[str, L]:
-        return self.an.genctx.setdefault(self.path, {})
+    def genctx_globals(self) -> Mapping[str, L]:
+        return self.an.genctx.get(self.path) or {}

@@ -10,26 +10,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from evallint.catalogue import CallRow
 from evallint.pyflow import callmodels, callroles, effective, flows, frameworks, loopfacts
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.ir import CallIR, FunctionIR, Val
 from evallint.pyflow.providers import (
-    ANTHROPIC_METHODS,
-    CHAT_BIND,
-    CHAT_INVOKE,
-    FRAMEWORK_EVAL_METHODS,
-    FRAMEWORK_SETTINGS,
-    LITELLM_FUNCS,
-    LLM_SDKS,
-    NON_CONTENT,
-    OPENAI_METHODS,
-    STRUCTURED,
+    CAT,
     chat_ctor,
     framework_evaluator,
-    mistral_call,
+    model_value,
+    qualify,
+    sdk_call_row,
 )
 from evallint.pyflow.summaries import L, Module, Origin, Summary, chain_keys, chat_of
 from evallint.roles import Role
@@ -70,39 +63,10 @@ def sanitize(labels: Iterable[L]) -> frozenset[L]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=8192)
-def _method_family(func: str) -> tuple[bool, bool]:
-    """Does a dotted call name end like an Anthropic, an OpenAI SDK method (asked for every
-    call the interpreter meets, with the same few thousand names)."""
-    dotted = "." + func
-    return (any(dotted.endswith("." + m) for m in ANTHROPIC_METHODS),
-            any(dotted.endswith("." + m) for m in OPENAI_METHODS))
-
-
-def imports_sdk(it: Interp) -> bool:
-    return any(v.split(".")[0] in LLM_SDKS for v in it.mod.facts.imports.values())
-
-
-def sdk_kind(it: Interp, c: CallIR, kind: str, name: str) -> str | None:
-    if kind == "ext" and (name in LITELLM_FUNCS or name in ("litellm.completion",)):
-        return "litellm"
-    if kind == "ext" and name.split(".")[0] == "litellm" and name.endswith("completion"):
-        return "litellm"
-    dotted = "." + c.func
-    if dotted.endswith(".models.generate_content") and c.kw("model") is not None and any(
-            v.startswith("google.genai") for v in it.mod.facts.imports.values()):
-        return "gemini"
-    anth, oai = _method_family(c.func)
-    if not (anth or oai):
-        if mistral_call(c.func, c.kw("model") is not None, it.mod.facts.imports):
-            return "mistral"
-        return None
-    if imports_sdk(it) or c.kw("model") is not None:
-        if c.func.endswith("completions.create") and not c.func.endswith(
-                "chat.completions.create") and "messages" not in c.func:
-            return "openai" if c.kw("prompt") is not None else None
-        return "openai" if oai else "anthropic"
-    return None
+def sdk_kind(it: Interp, c: CallIR, kind: str, name: str) -> CallRow | None:
+    """The catalogue row of a call that runs a model directly (an SDK call), or None."""
+    keywords = frozenset(k for k, _ in c.kwargs)
+    return sdk_call_row(c.func, name if kind == "ext" else None, keywords, it.mod.facts.imports)
 
 
 def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],
@@ -124,17 +88,17 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         fw = frameworks.object_kind(name)
         if fw is not None:
             return frameworks.make_object(it, c, fw[0], fw[1], it.path, it.fn.name)
-        conf = frameworks.is_configure(name)
-        if conf is not None:
-            frameworks.configure(it, conf, c)
+        if frameworks.is_configure(name) is not None:
+            frameworks.configure(it, name, c)
             return frozenset()
-        if name in frameworks.RUN_FUNCS and args:
+        if name in CAT.run_functions and args:
             chats = frameworks.framework_chats(it, args[0])
             if chats:
                 prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
                 return frameworks.run_object(it, c, chats, c.args[0], prompts, inputs)
-    if kind == "ext" and framework_evaluator(name):
-        return framework_object(it, c, str(framework_evaluator(name)))
+    evaluator = framework_evaluator(name) if kind == "ext" else None
+    if evaluator is not None:
+        return framework_object(it, c, name)
     if it.an.is_extractor(c.func):
         return sanitize(frozenset().union(recv, *args, *kws.values()))
     if kind in ("fn", "ext"):
@@ -144,7 +108,7 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
     if it.an.fw_objects and kind in ("method", "fn") and it.callable_object(c.func):
         chats = [lb for lb in frameworks.framework_chats(it, it.read(c.func))
                  if lb.origin is not None
-                 and it.an.fw_objects[lb.origin.key].framework == "dspy"]
+                 and it.an.fw_objects[lb.origin.key].framework in CAT.callable]
         if chats:
             prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
             return frameworks.run_object(it, c, chats, Val(names=(c.func,)), prompts,
@@ -155,7 +119,7 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         return sanitize(everything)
     if kind == "method":
         return method_call(it, c, short, args, kws, recv)
-    if it.an.chats and short in frameworks.OBJECT_METHODS and "." in c.func and any(
+    if it.an.chats and short in CAT.object_methods and "." in c.func and any(
             lb.kind == "chat" for lb in it.read(c.func.rsplit(".", 1)[0])):
         return method_call(it, c, short, args, kws, recv)  # self.llm, an imported llm
     full = name if kind == "ext" else c.func
@@ -189,11 +153,11 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
         out = framework_method(it, c, short, base, args, kws, recv)
         if out is not None:
             return out
-    if chats and short in CHAT_INVOKE:
+    if chats and short in CAT.chat_run_methods:
         return chat_call(it, c, chats, args, kws)
-    if chats and short in CHAT_BIND:
+    if chats and short in CAT.derive_methods:
         return chat_bound(it, c, chats, it.mod, it.fn)
-    if chats and short in FRAMEWORK_EVAL_METHODS and any(
+    if chats and short in CAT.judge_methods and any(
             lb.origin is not None and lb.origin.key in it.an.framework for lb in chats):
         return chat_call(it, c, chats, args, kws, judge=True)
     if short in ("append", "extend", "insert", "add", "update", "appendleft", "put"):
@@ -240,49 +204,51 @@ def framework_method(it: Interp, c: CallIR, short: str, base: str, args: list[fr
     """``team.run(task=...)``, ``model.generate_content(...)``: a framework object's
     run; ``result.to_input_list()``: its transcript. None for any other method."""
     fw = frameworks.framework_chats(it, recv)
-    runnable = [lb for lb in fw if lb.origin is not None and short in frameworks.RUN_METHODS
+    runnable = [lb for lb in fw if lb.origin is not None and short in CAT.run_methods
                 .get(it.an.fw_objects[lb.origin.key].framework, frozenset())]
     if runnable:
         prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=False)
         obj = Val(names=(base,)) if base and not base.startswith("<expr>") else None
         return frameworks.run_object(it, c, runnable, obj, prompts, inputs)
-    if short in frameworks.HISTORY_METHODS:
+    if short in CAT.history_methods:
         return frameworks.history(it, recv, f"{base}.{short}()", c.pos)
-    if short == "set_lm" and fw and c.args:  # module.set_lm(lm): its own LM from now on
+    if short in CAT.set_model and fw and c.args:  # module.set_lm(lm): its own LM from now on
         frameworks.set_lm(it, fw, c.args[0])
         return frozenset()
     return None
 
 
-def sdk_call(it: Interp, c: CallIR, sdk: str, args: list[frozenset[L]],
+def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
              kws: dict[str, frozenset[L]]) -> frozenset[L]:
-    model_val = c.kw("model") or (c.args[0] if sdk == "litellm" and c.args else None)
+    """A call that runs a model directly; ``row`` says where its model and prompt are."""
+    mpos, ppos = row.model_position, row.prompt_position
+    model_val = _first_kw(c, CAT.model_keywords) or (
+        c.args[mpos] if mpos is not None and len(c.args) > mpos else None)
     if model_val is None and c.star:
         callmodels.forwarded_model(it, c)
-    system_val = c.kw("system") or c.kw("instructions")
-    prompt_vals = [v for k, v in c.kwargs if k in ("messages", "input", "prompt",
-                                                   "requests", "contents")]
-    if sdk == "litellm" and len(c.args) > 1:
-        prompt_vals.append(c.args[1])
+    system_val = _first_kw(c, CAT.system_keywords)
+    prompt_vals = [v for k, v in c.kwargs if k in CAT.prompt_keywords]
+    if ppos is not None and len(c.args) > ppos:
+        prompt_vals.append(c.args[ppos])
     role, evidence = callroles.role_of(it, c, None, model_val, system_val, prompt_vals)
-    inputs = {k: v for k, v in kws.items() if k not in NON_CONTENT}
+    inputs = {k: v for k, v in kws.items() if k not in CAT.non_content}
     for i, a in enumerate(args):
-        if not (sdk == "litellm" and i == 0):
+        if i != mpos:
             inputs[f"#{i}"] = a
-    slot_of = {"system": "system", "instructions": "system", "model": "model",
-               "tools": "tools"}
     for k, labels in kws.items():
-        flows.note_slots(it, labels, slot_of.get(k, "prompt" if k not in NON_CONTENT else ""),
-                         role)
+        slot = ("system" if k in CAT.system_keywords else "model" if k in CAT.model_keywords
+                else "tools" if k == "tools" else "prompt" if k not in CAT.non_content else "")
+        flows.note_slots(it, labels, slot, role)
     for k, labels in inputs.items():
         if k.startswith("#"):
             flows.note_slots(it, labels, "prompt", role)
     model, model_where = callmodels.model_of_val(it, model_val)
     reasoning = callroles.reasoning_evidence(it, c, model, system_val, prompt_vals)
-    structured = bool(STRUCTURED & {k for k, _ in c.kwargs}) or c.func.endswith(".parse")
+    structured = bool(CAT.structured_keywords & {k for k, _ in c.kwargs}) or \
+        c.func.endswith(".parse")
     shown = (model, model_where) if model is not None else callmodels.symbolic_model(it, model_val)
     has_score = role is Role.EVALUATOR and schema_scored(
-        it, [v for k, v in c.kwargs if k in STRUCTURED])
+        it, [v for k, v in c.kwargs if k in CAT.structured_keywords])
     if role is not Role.EVALUATOR:
         flows.mark_genctx(it, c, system_val, c.kw("messages"), role)
         flows.mark_system_slot(it, c, prompt_vals)
@@ -312,6 +278,15 @@ def sdk_call(it: Interp, c: CallIR, sdk: str, args: list[frozenset[L]],
     return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
 
 
+def _first_kw(c: CallIR, names: Iterable[str]) -> Val | None:
+    """The value of the first of ``names`` the call passes (in the catalogue's order)."""
+    for n in names:
+        v = c.kw(n)
+        if v is not None:
+            return v
+    return None
+
+
 def schema_scored(it: Interp, vals: list[Val]) -> bool:
     return schema_has_score(it.mod.facts.constants, vals)
 
@@ -321,28 +296,47 @@ def chat_object(it: Interp, c: CallIR, mod: Module, fn: FunctionIR,
     """A chat model constructor: ``ChatOpenAI(model=...)``, ``init_chat_model("...")``."""
     key = (mod.path, fn.name, c.id)
     if key not in it.an.chats:
-        val = c.kw("model") or c.kw("model_name") or (c.args[0] if c.args else None)
+        row = CAT.object_row(qualify(c.func, mod.facts.imports))
+        val = model_value(row.model if row is not None else None, c)
         found = it.an.resolve_ref(val.ref, mod, fn.cls) if val is not None else (None, "")
         it.an.set_state("chats", key, found if found[0] is not None else model_of(val))
     what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
     return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
 
 
-def framework_object(it: Interp, c: CallIR, framework: str) -> frozenset[L]:
+def framework_object(it: Interp, c: CallIR, qualified: str) -> frozenset[L]:
     """An evaluation framework's evaluator (uptrain ``EvalLLM(Settings(model=...))``): a
-    chat object whose ``evaluate()`` is an evaluator call on the settings' model."""
+    chat object whose ``evaluate()`` is an evaluator call on the settings' model (the
+    catalogue row names the settings classes)."""
+    row = CAT.object_row(qualified)
+    assert row is not None
+    framework = row.framework
     it.touched = True
     key = (it.path, it.fn.name, c.id)
     if key not in it.an.chats:
         model: tuple[str | None, str] = (None, "")
-        for v in (c.kw("settings"), *c.args[:1]):
+        given = model_value(row.model, c)
+        if given is not None:  # FaithfulnessEvaluator(llm=judge_llm)
+            model = _object_or_model(it, given)
+        elif row.model is not None and row.model.default is not None:
+            model = row.model.default, row.model.default_where
+        for v in (c.kw("settings"), *c.args[:1]) if row.settings else ():
             for sc in it.calls_in(v):
-                if sc.func.rsplit(".", 1)[-1] in FRAMEWORK_SETTINGS and sc.kw("model"):
+                if sc.func.rsplit(".", 1)[-1] in row.settings and sc.kw("model"):
                     model = callmodels.model_of_val(it, sc.kw("model"))
         it.an.set_state("chats", key, model)
         it.an.set_state("framework", key, framework)
     what = f"the {framework} `{c.func.rsplit('.', 1)[-1]}` evaluator"
     return frozenset({L("chat", Origin(it.path, c.pos, what, key))})
+
+
+def _object_or_model(it: Interp, val: Val) -> tuple[str | None, str]:
+    """The model of a chat object a value holds (``llm=gpt``), else of the value itself."""
+    for n in val.names:
+        for lb in it.read(n):
+            if lb.kind == "chat" and lb.origin is not None and lb.origin.key in it.an.chats:
+                return it.an.chats[lb.origin.key]
+    return frameworks.model_in(it, val)
 
 
 def chat_bound(it: Interp, c: CallIR, chats: list[L], mod: Module, fn: FunctionIR
@@ -378,7 +372,7 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     else:
         role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals)
     inputs = {f"#{i}": a for i, a in enumerate(args)}
-    inputs.update({k: v for k, v in kws.items() if k not in NON_CONTENT and k != "config"})
+    inputs.update({k: v for k, v in kws.items() if k not in CAT.non_content and k != "config"})
     for labels in inputs.values():
         flows.note_slots(it, labels, "prompt", role)
     if role is not Role.EVALUATOR:

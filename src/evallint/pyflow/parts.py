@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.providers import AMBIENT_FRAMEWORKS
+from evallint.pyflow.providers import ambient_roots, is_framework_package
 from evallint.pyflow.summaries import Tables
 
 
@@ -34,7 +34,7 @@ def relevant_modules(tables: Tables) -> set[str]:
     project does not hold itself, and those importing them (transitively). The rest of a large
     code base costs nothing beyond its parse."""
     relevant = {m.path for m in tables.modules if m.facts.calls_sdk or any(
-        tables.module(root) is None for root in m.facts.fw_roots)}
+        _framework(tables, root) for root in m.facts.fw_roots)}
     changed = True
     while changed:
         changed = False
@@ -48,6 +48,11 @@ def relevant_modules(tables: Tables) -> set[str]:
                     changed = True
                     break
     return relevant
+
+
+def _framework(tables: Tables, root: str) -> bool:
+    package = tables.module(root)
+    return is_framework_package(root, package.facts if package is not None else None)
 
 
 class _Union:
@@ -84,7 +89,7 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
             owner = tables.owner(v, m.path) if tables.may_resolve(v) else None
             if owner is not None and owner.path in relevant:
                 union.join(m.path, owner.path)
-    for fw in AMBIENT_FRAMEWORKS:
+    for fw in ambient_roots():
         users = [m.path for m in tables.modules if m.path in relevant and fw in m.facts.fw_roots]
         for other in users[1:]:
             union.join(users[0], other)

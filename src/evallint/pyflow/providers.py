@@ -1,96 +1,77 @@
-"""The LLM providers evallint recognises, in one place: SDK roots and call shapes, LangChain
-chat models, the words of the text prefilter. The front-end's prefilters and the interpreter
-read these tables; adding a provider is an edit here."""
+"""SDK calls and framework roots, read from the catalogue (:mod:`evallint.catalogue`).
+
+The catalogue's rows say which calls run a model; this module applies them to a call the IR
+recorded: :func:`sdk_call_row` for a method or function call, :func:`chat_ctor` and
+:func:`framework_evaluator` for objects, and the two module-level questions the front-end asks
+before any interpretation (:func:`has_sdk_call`, :func:`framework_roots`). Adding an SDK is a
+catalogue file, not an edit here.
+"""
 
 from __future__ import annotations
 
-from evallint.pyflow.ir import PythonFacts
+from functools import lru_cache
 
-LLM_SDKS = ("anthropic", "openai", "litellm", "mistralai")
-ANTHROPIC_METHODS = ("messages.create", "messages.stream", "messages.parse",
-                     "messages.batches.create", "completions.create")
-OPENAI_METHODS = ("chat.completions.create", "chat.completions.parse", "chat.completions.stream",
-                  "responses.create", "responses.parse", "responses.stream",
-                  # openai < 1.0: ``openai.ChatCompletion.create(model=..., messages=...)``
-                  "ChatCompletion.create", "ChatCompletion.acreate")
-# mistralai: ``MistralClient().chat(...)`` (before 1.0), ``Mistral().chat.complete(...)``; so
-# generic a method name counts only in a module importing mistralai, with ``model=``
-MISTRAL_METHODS = ("chat", "chat_stream", "chat.complete", "chat.stream", "chat.complete_async",
-                   "chat.stream_async")
-# Evaluation frameworks whose evaluator object runs an LLM judge: the constructor, the class
-# that carries its model, and the methods that judge
-FRAMEWORK_EVALUATORS = {"uptrain.EvalLLM": "uptrain"}
-# Agent and evaluation frameworks modelled in :mod:`evallint.pyflow.frameworks` (Gemini's
-# ``google.generativeai`` / ``google.genai`` are matched by their full module name)
-FRAMEWORK_ROOTS = ("agents", "dspy", "pydantic_ai", "pydantic_evals", "autogen_agentchat",
-                   "autogen", "ag2", "textgrad", "mcp_agent", "crewai")
-GOOGLE_LLM_MODULES = ("google.generativeai", "google.genai")
-FRAMEWORK_SETTINGS = ("Settings",)
-# pydantic-evals' documented default judge model, changed by ``set_default_judge_model``
-PYDANTIC_EVALS_DEFAULT = "openai:gpt-4o"
-# The frameworks whose configure call (:func:`evallint.pyflow.frameworks.is_configure`) in one
-# file sets the model of all the others.
-AMBIENT_FRAMEWORKS = ("dspy", "textgrad", "pydantic_evals")
-FRAMEWORK_EVAL_METHODS = frozenset({"evaluate", "evaluate_experiments", "aevaluate"})
-LITELLM_FUNCS = {"litellm.completion", "litellm.acompletion", "litellm.text_completion",
-                 "litellm.batch_completion", "litellm.responses"}
-NON_CONTENT = {"model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
-               "tools", "tool_choice", "thinking", "reasoning_effort", "reasoning",
-               "response_format", "output_format", "text_format", "stream", "timeout", "n",
-               "seed", "stop", "stop_sequences", "metadata", "extra_headers", "extra_body",
-               "betas", "service_tier", "parallel_tool_calls", "api_key", "base_url",
-               "max_retries", "num_retries", "user", "store", "text"}
-STRUCTURED = {"response_format", "output_format", "text_format"}
-# LangChain chat models: constructors (from a ``langchain*`` package), the methods that run
-# one, and the methods that return the same model with options bound
-CHAT_CLASSES = {"ChatOpenAI", "ChatAnthropic", "ChatOllama", "ChatGoogleGenerativeAI",
-                "AzureChatOpenAI", "ChatLiteLLM", "ChatVertexAI", "ChatBedrock",
-                "ChatBedrockConverse", "ChatMistralAI", "ChatGroq", "ChatDeepSeek",
-                "ChatFireworks", "ChatTogether", "ChatXAI", "ChatCohere", "init_chat_model"}
-CHAT_INVOKE = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch"}
-CHAT_BIND = {"with_structured_output", "bind_tools", "bind", "with_config", "with_retry",
-             "with_fallbacks"}
+from evallint import catalogue
+from evallint.catalogue import CallRow, ModelFrom
+from evallint.pyflow.ir import CallIR, PythonFacts, Val
 
-_SDK_SUFFIXES = tuple("." + m for m in (*ANTHROPIC_METHODS, *OPENAI_METHODS))
-
-# Words that any LLM call, evaluator or model constant evallint can reason about contains.
-# Lower-cased substring tests: an IGNORECASE regex alternation is ten times slower.
-PREFILTER_WORDS = (
-    "anthropic", "openai", "litellm", "messages.create", "judge", "evaluat", "grader",
-    "grading", "rubric", "claude-", "gpt-", "gemini-", "llm", "critique", "critic_", "_critic",
-    "langchain", "langgraph", "mistral", "dspy", "from agents", "import agents", "autogen",
-    "pydantic_ai", "pydantic_evals", "genai", "generativeai", "completions.create",
-    "responses.create", "generate_content", "textgrad", "crewai",
-)
-# A module that imports one of these (or a ``langchain*`` package) can call an LLM.
-SDK_ROOTS = frozenset((*LLM_SDKS, *(n.split(".")[0] for n in FRAMEWORK_EVALUATORS),
-                       *FRAMEWORK_ROOTS))
-# Call text that shows an SDK call even when the client comes from elsewhere.
-SDK_CALL_TEXT = (".messages.create", ".messages.stream", ".messages.parse", "batches.create",
-                 ".completions.create", ".completions.parse", ".responses.create",
-                 ".responses.parse", ".responses.stream", ".ChatCompletion.create")
+CAT = catalogue.load()
 
 
 def chat_ctor(qualified: str) -> bool:
     """``langchain_openai.ChatOpenAI``, ``langchain.chat_models.init_chat_model``."""
-    return qualified.split(".")[0].startswith("langchain") and (
-        qualified.rsplit(".", 1)[-1] in CHAT_CLASSES)
-
-
-def mistral_call(func: str, has_model: bool, imports: dict[str, str]) -> bool:
-    """``client.chat(model=...)`` in a module that imports mistralai."""
-    if not has_model or not any(v.split(".")[0] == "mistralai" for v in imports.values()):
-        return False
-    dotted = "." + func
-    return any(dotted.endswith("." + m) for m in MISTRAL_METHODS)
+    row = CAT.object_row(qualified)
+    return row is not None and row.kind == "chat"
 
 
 def framework_evaluator(qualified: str) -> str | None:
     """``uptrain.EvalLLM`` -> ``uptrain``: an evaluation framework's evaluator class."""
-    for name, framework in FRAMEWORK_EVALUATORS.items():
-        if qualified == name or (qualified.split(".")[0] == name.split(".")[0]
-                                 and qualified.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]):
-            return framework
+    row = CAT.object_row(qualified)
+    return row.framework if row is not None and row.kind == "evaluator" else None
+
+
+@lru_cache(maxsize=8192)
+def _method_rows(func: str) -> tuple[CallRow, ...]:
+    """The method rows whose suffix a dotted call name ends with (asked for every call the
+    interpreter meets, with the same few thousand names)."""
+    dotted = "." + func
+    return tuple(r for r in CAT.method_calls if any(dotted.endswith("." + m) for m in r.methods))
+
+
+def _imports_own(row: CallRow, imports: dict[str, str]) -> bool:
+    fw = CAT.frameworks[row.framework]
+    return any(fw.owns(v) for v in imports.values())
+
+
+def _imports_sdk(imports: dict[str, str]) -> bool:
+    return any(fw.sdk and fw.calls and fw.owns(v) for v in imports.values()
+               for fw in CAT.frameworks.values())
+
+
+def sdk_call_row(func: str, qualified: str | None, keywords: frozenset[str],
+                 imports: dict[str, str], shape_only: bool = False) -> CallRow | None:
+    """The catalogue row of a call that runs a model: a qualified function
+    (``litellm.completion``) or a method suffix (``client.messages.create``) whose condition
+    holds (the module imports an SDK or the call names ``model=``; a generic method name
+    such as mistral's ``chat`` only in a module importing that SDK, with ``model=``).
+    ``shape_only``: the prefilter's question, whether the call has the shape at all (a
+    client passed in from elsewhere still counts)."""
+    if qualified is not None:
+        row = CAT.function_call(qualified)
+        if row is not None:
+            return row
+    has_model = not keywords.isdisjoint(CAT.model_keywords)
+    for row in _method_rows(func):
+        if row.needs_keyword and row.needs_keyword not in keywords and not shape_only:
+            continue
+        if row.requires == "own-import-and-model":
+            if has_model and _imports_own(row, imports):
+                return row
+        elif row.requires == "model-or-sdk-import":
+            if shape_only or has_model or _imports_sdk(imports):
+                return row
+        else:
+            return row
     return None
 
 
@@ -102,37 +83,33 @@ def _inside(module: str, package: str) -> bool:
 
 def has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure) A callee and
-    whether the call names a model decide it: each pair is tested once per module."""
-    seen: set[tuple[str, bool]] = set()
+    whether the call names a model decide it: each shape is tested once per module."""
+    seen: set[tuple[str, frozenset[str]]] = set()
     for fn in facts.functions.values():
         for c in fn.calls:
-            shape = (c.func, c.kw("model") is not None)
+            kws = frozenset(k for k, _ in c.kwargs if k in CAT.model_keywords or k == "prompt")
+            shape = (c.func, kws)
             if shape in seen:
                 continue
             seen.add(shape)
             root = c.func.split(".")[0]
             target = facts.imports.get(root, "")
-            if chat_ctor(f"{target}{c.func[len(root):]}"):
-                return True
-            dotted = "." + c.func
-            if dotted.endswith(_SDK_SUFFIXES):
-                return True
-            if mistral_call(c.func, shape[1], facts.imports):
-                return True
-            if framework_evaluator(f"{target}{c.func[len(root):]}"):
-                return True
-            if target.split(".")[0] == "litellm":
-                return True
-            if target.startswith(GOOGLE_LLM_MODULES):
+            qualified = f"{target}{c.func[len(root):]}" if target else None
+            if qualified is not None:
+                row = CAT.object_row(qualified)
+                if row is not None and (CAT.frameworks[row.framework].sdk or
+                                        row.kind in ("chat", "evaluator")):
+                    return True
+            if sdk_call_row(c.func, qualified, kws, facts.imports, shape_only=True):
                 return True
     return False
 
 
 def framework_roots(facts: PythonFacts) -> tuple[str, ...]:
-    """The modelled frameworks (``dspy``, ``agents`` ...) whose objects this module calls.
-    Kept apart from :func:`has_sdk_call`: the project analysis counts them only when the
-    project does not hold a package of that name (the framework's own repository, or a
-    project whose ``agents/`` package is its own code)."""
+    """The modelled frameworks (``dspy``, ``agents`` ...) whose objects this module calls, by
+    their import root. Kept apart from :func:`has_sdk_call`: the project analysis counts them
+    unless the project holds a package of that name that is not the framework (a project
+    whose ``agents/`` package is its own code); see :func:`local_is_framework`."""
     roots: list[str] = []
     seen: set[str] = set()
     for fn in facts.functions.values():
@@ -141,7 +118,92 @@ def framework_roots(facts: PythonFacts) -> tuple[str, ...]:
             if root in seen:
                 continue
             seen.add(root)
-            fw = facts.imports.get(root, "").split(".")[0]
-            if fw in FRAMEWORK_ROOTS and not _inside(facts.module, fw):
-                roots.append(fw)
+            target = facts.imports.get(root, "")
+            fw = CAT.framework_of(target) if target else None
+            if fw is not None and not fw.sdk:
+                top = target.split(".")[0]
+                if not _inside(facts.module, top):
+                    roots.append(top)
     return tuple(dict.fromkeys(roots))
+
+
+def ambient_roots() -> tuple[str, ...]:
+    """The import roots of the frameworks whose configure call in one file sets the model
+    of all the others (dspy, textgrad, pydantic-evals)."""
+    return tuple(p.split(".")[0] for fid in CAT.ambient for p in CAT.frameworks[fid].packages)
+
+
+def package_marks(root: str) -> tuple[str, ...]:
+    """The names a local package called ``root`` must define to be the framework itself
+    (``agents`` is the Agents SDK only with ``Runner``...); () when the name is the
+    framework's own whatever it holds."""
+    fw = CAT.framework_of(root)
+    return fw.package_marks if fw is not None else ()
+
+
+def qualify(func: str, imports: dict[str, str]) -> str:
+    """``ChatOpenAI`` -> ``langchain_openai.ChatOpenAI`` through the module's imports (the
+    dotted name itself when its root is not imported)."""
+    root = func.split(".")[0]
+    target = imports.get(root)
+    return f"{target}{func[len(root):]}" if target else func
+
+
+def model_value(model: ModelFrom | None, c: CallIR) -> Val | None:
+    """The argument a row's model comes from: the first of its keywords the call passes,
+    else its position."""
+    if model is None:
+        return None
+    for k in model.keywords:
+        v = c.kw(k)
+        if v is not None:
+            return v
+    if model.position is not None and len(c.args) > model.position:
+        return c.args[model.position]
+    return None
+
+
+def default_model(qualified: str) -> tuple[str, str] | None:
+    """The framework default an object row names (``pydantic_evals.LLMJudge`` ->
+    ``openai:gpt-4o`` and why), or None."""
+    row = CAT.object_row(qualified)
+    if row is None or row.model is None or row.model.default is None:
+        return None
+    return row.model.default, row.model.default_where
+
+
+# Words of the text prefilter that are not an API's: what evaluation code is made of.
+EVALUATION_WORDS = ("judge", "evaluat", "grader", "grading", "rubric", "llm", "critique",
+                    "critic_", "_critic")
+_prefilter: list[tuple[str, ...]] = []
+
+
+def prefilter_words() -> tuple[str, ...]:
+    """The words of the text prefilter: the catalogue's and :data:`EVALUATION_WORDS`."""
+    if not _prefilter:
+        _prefilter.append(tuple(dict.fromkeys((*CAT.prefilter, *EVALUATION_WORDS))))
+    return _prefilter[0]
+
+
+def _changed() -> None:
+    _prefilter.clear()
+    _method_rows.cache_clear()
+
+
+CAT.on_change(_changed)
+
+
+def is_framework_package(root: str, package: PythonFacts | None) -> bool:
+    """Is the module ``root`` a modelled framework? Not in the project: the installed
+    framework. In the project, a package named like a framework is the framework itself
+    (its own repository, whose examples, docs and tests are its users), unless the
+    catalogue names marks it must define and it lacks them (``agents/`` holding a project's
+    own agents is not the Agents SDK)."""
+    if package is None:
+        return True
+    marks = package_marks(root)
+    if not marks:
+        return True
+    names = set(package.imports) | set(package.constants) | {
+        n.split(".")[0] for n in package.functions}
+    return all(m in names for m in marks)

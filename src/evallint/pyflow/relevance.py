@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from functools import lru_cache
 
-from evallint.pyflow.providers import GOOGLE_LLM_MODULES, SDK_CALL_TEXT, SDK_ROOTS
+from evallint.pyflow.providers import CAT
 from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, role_from_name
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
@@ -119,15 +119,13 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _constant_matters(node):
             return True
     # a client passed in from elsewhere: the call's shape is the only evidence
-    return any(t in text for t in SDK_CALL_TEXT)
+    return any(t in text for t in CAT.call_text)
 
 
 def _sdk_root(module: str) -> bool:
     """An LLM SDK, a LangChain package (``langchain_openai``, ``langchain.chat_models``) or
     LangGraph (a graph module wires the generator and the judge nodes into a loop)."""
-    root = module.split(".")[0]
-    return root in SDK_ROOTS or root.startswith(("langchain", "langgraph")) or \
-        module.startswith(GOOGLE_LLM_MODULES)
+    return CAT.framework_of(module) is not None
 
 
 def _walk_defs(tree: ast.Module) -> Iterator[ast.AST]:
