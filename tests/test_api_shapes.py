@@ -69,6 +69,9 @@ def test_one_model_handed_down_to_the_writer_and_the_checker(tmp_path: Path) -> 
     ("Score the blurb 1-5 as JSON.", True),
     ("Write an essay. Include a confidence score from 1 to 10.", False),
     ("The examiner will score the essay from 1 to 10 later.", False),
+    ("Analyze the CV against the job requirements. Score from 0-10 on skills.", False),
+    ("Given the query, rate the relevance of this document on a scale of 1-10.", False),
+    ("Given the query and the response, rate the utility of the response from 1 to 5.", True),
 ])
 def test_a_judging_verb_with_a_scale_makes_a_judge(text: str, judge: bool) -> None:
     from evallint.roles import judge_text
@@ -101,3 +104,26 @@ def test_the_analysis_state_is_read_only_outside_its_journal() -> None:
     an.add_state("scored", [("m.py", "f", 0)])
     assert an.chats[("m.py", "f", 0)] == ("gpt-4o", "") and ("m.py", "f", 0) in an.scored
     assert an.scored & {("m.py", "f", 0)} == frozenset({("m.py", "f", 0)})
+
+
+def test_a_chain_built_in_init_carries_its_template_to_the_run(tmp_path: Path) -> None:
+    """``self.rater = rating_prompt | self.llm`` set in ``__init__`` and invoked in another
+    method: the object and its template are followed through the attribute."""
+    code = ("from langchain_core.prompts import PromptTemplate\n"
+            "from langchain_openai import ChatOpenAI\n\n"
+            "draft_prompt = PromptTemplate.from_template('Write a tagline for {product}.')\n"
+            "rating_prompt = PromptTemplate.from_template(\n"
+            "    'Given the product {product} and the tagline {tagline}, rate the tagline '\n"
+            "    'from 1 to 10 for punch. Reply with the number.')\n\n\n"
+            "class Tagliner:\n"
+            "    def __init__(self):\n"
+            "        self.llm = ChatOpenAI(model='gpt-4o-mini')\n"
+            "        self.slogans = draft_prompt | self.llm\n"
+            "        self.punch = rating_prompt | self.llm\n\n"
+            "    def once(self, product):\n"
+            "        tagline = self.slogans.invoke({'product': product}).content\n"
+            "        mark = int(self.punch.invoke({'product': product,\n"
+            "                                      'tagline': tagline}).content)\n"
+            "        return tagline, mark\n")
+    found = _found(tmp_path, {"brand/tagline.py": code}, {"EL301"})
+    assert ("EL301", "brand/tagline.py", 18) in found, found

@@ -219,8 +219,9 @@ JUDGE_TASK = re.compile(
 # rate each reply on a scale of 1-5". The scale makes the verb a verdict to give whatever the
 # object is called (JUDGE_TASK knows only the candidate nouns).
 JUDGE_SCALED_TASK = re.compile(
-    r"(?:^|(?<=[.!?:;\n])|\byou\s+)[^\S\n]*(?:please\s+)?"
-    r"(grade|score|rate|evaluate|assess|judge)\s+(?:[\w'-]+\s+){1,4}?"
+    r"(?:^|(?<=[.!?:;,\n])|\byou\s+)[^\S\n]*(?:please\s+)?"
+    r"(grade|score|rate|evaluate|assess|judge)\s+(?!(?:from|between|on|out|each|all)\b)"
+    r"(?:[\w'-]+\s+){1,6}?"
     r"(?:(?:from|between|out\s+of)\s+\d+|on\s+a\s+(?:\d+[-\u2013]point\s+)?scale\b"
     r"|\d+\s*(?:-|\u2013|/)\s*\d+\b)", re.I | re.M)
 # A scale or a rubric: supports a judge, never makes one on its own.
@@ -304,8 +305,7 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
         return Role.UNKNOWN, [judge, maker]
     if maker is not None:
         return Role.GENERATOR, [maker]
-    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or \
-        first_direct(JUDGE_SCALED_TASK, text, Role.EVALUATOR)
+    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):
@@ -314,6 +314,21 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
     if not cues:
         return None
     return Role.EVALUATOR, cues
+
+
+# What a scaled rating of these grades is not a model's output: a retrieved document, the
+# user's query, a person's CV or application (a ranker or a screener, not a judge).
+_NOT_OUTPUT = re.compile(r"\b(?:documents?|docs?|passages?|chunks?|contexts?|query|queries|"
+                         r"questions?|cvs?|resumes?|r\u00e9sum\u00e9s?|applications?|applicants?|"
+                         r"profiles?|search\s+results?|retrieval)\b", re.I)
+
+
+def _scaled_task(text: str) -> Cue | None:
+    """A judging verb with a scale whose object is not an input (see :data:`_NOT_OUTPUT`)."""
+    for m in JUDGE_SCALED_TASK.finditer(text):
+        if not reported_speech(text, m.start()) and not _NOT_OUTPUT.search(m.group(0)):
+            return Cue(Role.EVALUATOR, m.start(), m.end(), m.group(0), m.group(1).lower())
+    return None
 
 
 def scale_cues(text: str, skip: Callable[[int], bool] | None = None) -> list[Cue]:

@@ -245,7 +245,14 @@ def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
         return False
     # ``state['response_draft']`` (a LangGraph state): the entry is the value, named by its key
     tokens = singular(name_tokens(var.path[-1] if len(var.path) == 2 else var.name))
+    while len(tokens) > 1 and tokens[-1] in _FORM_WORDS:  # ``trajectory_str`` is the trajectory
+        tokens = tokens[:-1]
     return bool(tokens) and "_".join(tokens) in subjects
+
+
+# Words a variable's name ends in that say how its value is written, not what it is.
+_FORM_WORDS = frozenset({"str", "string", "text", "txt", "json", "fmt", "formatted", "repr",
+                         "md", "markdown", "xml", "block"})
 
 
 def _undelimited(ctx: Context, facts: PromptFacts, var: TemplateVar,

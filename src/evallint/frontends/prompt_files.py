@@ -636,13 +636,14 @@ _JUDGING_VERBS = (
 _EV_OBJECT = re.compile(
     rf"\b(?:{_JUDGING_VERBS})\s+"
     r"(?:(?:the|this|these|each|every|a|an|its|their|following|given|provided|below)\s+)*"
-    r"(?=((?:[\w-]+[ \t]+){0,7}[\w-]+))", re.I)  # a look-ahead: a verb inside is found too
+    r"(?=((?:[\w-]+(?:'s)?[ \t]+){0,7}[\w-]+))", re.I)  # a look-ahead: a verb inside is found too
 # "the quality of X", "a list of X": what is judged is X.
 _ASPECTS = frozenset({
     "quality", "relevance", "accuracy", "correctness", "coherence", "fluency", "completeness",
     "helpfulness", "usefulness", "faithfulness", "groundedness", "success", "efficiency",
     "effectiveness", "appropriateness", "clarity", "consistency", "validity", "safety", "list",
-    "set", "series", "sequence", "each", "every", "all"})
+    "set", "series", "sequence", "each", "every", "all", "relevancy", "utilization",
+    "precision", "recall", "sufficiency", "coverage", "adherence"})
 _AFTER_OF = frozenset({"a", "an", "the", "each", "every", "all", "its", "their", "this", "these",
                        "list", "set", "series", "sequence", "of"})
 # Words that end a subject phrase after its noun: "each tool call made by the agent".
@@ -651,7 +652,7 @@ _PARTICIPLES = frozenset({"made", "produced", "generated", "returned", "taken", 
                           "shown", "received", "obtained", "created", "provided"})
 # Nouns that hold items of what the word before them names: "CONTEXT chunks" are the context.
 _HOLDERS = frozenset({"chunk", "item", "entry", "passage", "snippet", "piece", "document",
-                      "record", "result"})
+                      "record", "result", "trace"})
 # A label that says its value is what gets judged: "TOOL CALLS TO BE EVALUATED: {{ calls }}".
 _JUDGED_LABEL = re.compile(
     r"\b(?:to\s+be|being|under|to)\s+(?:evaluated|evaluate|evaluation|graded|grade|scored|"
@@ -879,7 +880,9 @@ def evaluated_subjects(body: str) -> list[str]:
             out.append(words[-1])
             if len(words) > 1:
                 out.append("_".join(words))
-                if words[-1] in _HOLDERS:
+                if words[-1] in _HOLDERS or words[-1] in _ASPECTS:
+                    # "the retrieved passage", "context utilization": what is judged is the
+                    # words before the holder or the aspect
                     out.append("_".join(words[:-1]))
     return list(dict.fromkeys(out))
 
@@ -896,6 +899,10 @@ def _subject_words(tokens: list[str]) -> list[str]:
             i += 1
             while i < len(tokens) and tokens[i] in _AFTER_OF:
                 i += 1
+            continue
+        if word.endswith("'s") and len(word) > 2:  # "the agent's reasoning trace": the trace
+            words = []
+            i += 1
             continue
         if word in _SUBJECT_STOPS or (words and word in _PARTICIPLES):
             break
@@ -915,8 +922,9 @@ _REFERENCE = re.compile(
     r"\s+truth"
     r"|\b(?:(?:grounded|anchored|supported|backed|based|entailed)\s+(?:\w+ly\s+)?(?:in|on|by)"
     r"|(?:faithful|true|consistent)\s+(?:(?:is|are)\s+(?:[\w-]+\s+){1,4}?)?to"
-    r"|compare\s+(?:it|them|this|(?:the|each)\s+\w+)\s+"
-    r"(?:to|with)|against)\s+"
+    r"|compare\s+(?:it|them|this|(?:the|each)\s+\w+)\s+(?:to|with)"
+    r"|compared\s+(?:to|with)|match(?:es|ing)?|differs?\s+from|(?:agrees?|(?:in)?consistent)"
+    r"\s+with|contradicts?|according\s+to|against)\s+"
     r"(?:(?:the|that|this|these|its|their|a|an)\s+)?"
     r"(?:(?:provided|given|retrieved|supplied|original)\s+)?"
     r"((?:(?:contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?|"

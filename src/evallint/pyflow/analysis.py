@@ -279,6 +279,8 @@ class Analysis:
             val = mod.facts.constants.get(name) if name in mod.facts.constant_names else None
             if depth < 8 and val is not None:
                 fn = mod.facts.functions.get(mod.facts.owners.get(name, ""))
+                if fn is None and "." in name:  # ``self.rater = prompt | self.llm``: __init__'s
+                    fn = mod.facts.functions.get(f"{name.split('.')[0]}.__init__")
                 out = self.static_chat_val(mod, fn, val, depth + 1)
             elif depth < 8 and name in mod.facts.imports:
                 found = self.tables.constant(mod.facts.imports[name], mod.path)
@@ -296,7 +298,7 @@ class Analysis:
                         depth: int) -> frozenset[L]:
         out: set[L] = set()
         for n in val.names:
-            out |= self.static_chat(mod, n.split(".")[0], depth)
+            out |= self.static_chat(mod, _static_name(n, fn), depth)
         if fn is None:
             return frozenset(out)
         for cid in val.calls:
@@ -321,7 +323,7 @@ class Analysis:
                 base = c.func.rsplit(".", 1)[0]
                 inner = (self.static_chat_val(mod, fn, c.recv, depth + 1)
                          if c.recv is not None else
-                         self.static_chat(mod, base.split(".")[0], depth + 1))
+                         self.static_chat(mod, _static_name(base, fn), depth + 1))
                 chats = [lb for lb in inner if lb.kind == "chat"]
                 if chats:
                     out |= llmcalls.chat_bound(Interp(self, mod, fn, report=False), c, chats,
@@ -738,3 +740,12 @@ class _SetView(AbstractSet[Any]):
     def _from_iterable(cls, it: Iterable[Any]) -> frozenset[Any]:
         # ``view & other`` and the like make a plain frozenset, not another view
         return frozenset(it)
+
+
+def _static_name(name: str, fn: FunctionIR | None) -> str:
+    """The module-level name (or ``Class.attr``) a name read in ``fn`` stands for:
+    ``self.llm`` in a method of ``SelfRAG`` is ``SelfRAG.llm``; ``llm.client`` is ``llm``."""
+    root, _, rest = name.partition(".")
+    if root in ("self", "cls") and rest and fn is not None and fn.cls:
+        return f"{fn.cls}.{rest.split('.')[0]}"
+    return root

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from evallint.models import is_reasoning_model
 from evallint.pyflow.cues import makes_judge
 from evallint.pyflow.ir import Assign, CallIR, FunctionIR, If, Return, Step, Val
-from evallint.pyflow.relevance import function_role
+from evallint.pyflow.relevance import PROMPT_HEADS, function_role
 from evallint.pyflow.summaries import Module
-from evallint.roles import Role, role_from_name
+from evallint.roles import Role, name_tokens, role_from_name
 
 if TYPE_CHECKING:
     from evallint.pyflow.analysis import Analysis
@@ -50,7 +50,10 @@ _INPUT_SUBJECT = re.compile(
     r"\bprompt[- ]injection|\bjailbreak|\bretrieved (?:document|doc|context|passage|chunk)s?\b|"
     r"\broute (?:the|this|each|a) (?:request|query|question|message)\b|\bwhich (?:agent|tool|"
     r"expert|department|team|worker|node|route) (?:should|to)\b|\bclassify the (?:user's )?"
-    r"(?:intent|request|query)\b",
+    r"(?:intent|request|query)\b"
+    # a retrieval grader: "how relevant is the following document to the query"
+    r"|\brelevan(?:t|ce|cy)\s+(?:(?:is|are|of)\s+)?(?:the|this|each)\s+(?:following\s+|given\s+)?"
+    r"(?:document|doc|passage|chunk|search\s+result)s?\b",
     re.IGNORECASE,
 )
 
@@ -139,6 +142,8 @@ def prompt_texts(it: Interp, system: Val | None, prompts: list[Val]) -> list[str
             continue
         for n in v.names:
             root = n.split(".")[0]
+            if root in ("self", "cls") and "." in n and fn is not None and fn.cls:
+                root = f"{fn.cls}.{n.split('.')[1]}"  # self.chain: the class's attribute
             if fn is it.fn and root in it.local_vals:
                 if ("local", id(it.local_vals[root])) not in seen:
                     seen.add(("local", id(it.local_vals[root])))
@@ -267,6 +272,9 @@ def val_role(it: Interp, v: Val, what: str) -> tuple[Role, tuple[str, ...]]:
             const = it.mod.facts.constants.get(n.split(".")[0])
             if const is not None and const.text and makes_judge(const.text):
                 r = Role.EVALUATOR
+        if r is Role.GENERATOR and what == "prompt" and not set(name_tokens(last)) & \
+                PROMPT_HEADS:
+            continue  # a prompt made of `answer` or `policy` holds that text, it writes nothing
         if r is not Role.UNKNOWN and (r is Role.GENERATOR or it.is_rubric_name(n)
                                       or (r is Role.EVALUATOR and what == "system prompt")):
             roles.add(r)

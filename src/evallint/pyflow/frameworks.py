@@ -155,6 +155,10 @@ def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> No
         return
     if any(lb.kind == "chat" for n in ev.names for lb in it.read(n)):
         return  # an LLM object built for the evaluator: its own model
+    for sc in [*it.calls_in(ev), *_global_calls(it, ev)]:
+        row = CAT.object_row(qualify(sc.func, it.mod.facts.imports))
+        if row is not None and row.kind == "client":
+            return  # editor_llm = AnthropicAugmentedLLM(agent=editor): its own LLM
     model = f"{SYMBOLIC}llm_factory={factory.names[0]}"
     how = "one llm_factory makes the optimizer's and the evaluator's LLM"
     base = (it.path, it.fn.name, c.id)

@@ -538,6 +538,8 @@ class Interp:
             if self.fn.name == "<module>" and not rest and f"{name}#1" in self.mod.facts.functions:
                 name = self.definition_at(name)
             return "fn", f"{self.mod.name}.{name}"
+        if rest and f"{root}.{rest}" in self.mod.facts.functions:
+            return "fn", f"{self.mod.name}.{func}"  # a method reached through its class
         if root in self.mod.facts.constants:
             return "method", func
         return "builtin", func

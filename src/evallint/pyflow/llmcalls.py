@@ -370,7 +370,11 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     if judge:
         role, evidence = Role.EVALUATOR, (f"{chat.origin.what}: `{c.func}()`",)
     else:
-        role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals)
+        # a chain (``utility_prompt | llm``) carries its prompt template: what the template
+        # says is the call's prompt as much as what ``invoke`` is given
+        texts = callroles.prompt_texts(it, None, [obj]) if obj is not None else []
+        chained = [Val(strings=tuple(t for t in texts if len(t) > 40)[:8])] if texts else []
+        role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals + chained)
     inputs = {f"#{i}": a for i, a in enumerate(args)}
     inputs.update({k: v for k, v in kws.items() if k not in CAT.non_content and k != "config"})
     for labels in inputs.values():

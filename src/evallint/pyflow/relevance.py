@@ -24,7 +24,7 @@ _ARTIFACT_LETTERS = tuple(sorted(w for w in EVAL_ARTIFACTS
 _MAKE_VERBS = frozenset({"generate", "write", "create", "synthesize", "draft"})
 _MAKE_NOUNS = frozenset({"generation", "creation", "synthesis", "writing", "writer",
                          "generator"})
-_PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "messages",
+PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "messages",
                            "message", "system", "instructions", "instruction"})
 
 
@@ -51,7 +51,7 @@ def makes_eval_artifacts(name: str) -> bool:
         if i + 1 < len(tokens) and tokens[i + 1] in _MAKE_NOUNS:
             return True
         if any(x in _MAKE_VERBS for x in tokens[:i]) and not (
-                set(tokens[i + 1:]) & _PROMPT_HEADS):
+                set(tokens[i + 1:]) & PROMPT_HEADS):
             return True
     return False
 

@@ -234,7 +234,27 @@ class Tables:
         assert self.trace is not None
         self.trace.add((method, name, near, *((found[0].path, found[1]) if found else (None, ""))))
 
-    def _function_name(self, qualified: str, near: str) -> tuple[Module, str] | None:
+    def _function_name(self, qualified: str, near: str, hops: int = 0
+                       ) -> tuple[Module, str] | None:
+        """The function a dotted name reaches, also through a re-export: ``from pkg import
+        judge`` where ``pkg`` itself imports ``judge`` from ``pkg.judges`` (a few hops)."""
+        found = self._function_direct(qualified, near)
+        if found is not None or hops >= 4:
+            return found
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            mod = self._module(".".join(parts[:cut]), near)
+            if mod is None:
+                continue
+            first, _, more = ".".join(parts[cut:]).partition(".")
+            target = mod.facts.imports.get(first)
+            if target and target != qualified:
+                return self._function_name(f"{target}.{more}" if more else target, mod.path,
+                                           hops + 1)
+            return None
+        return None
+
+    def _function_direct(self, qualified: str, near: str) -> tuple[Module, str] | None:
         plain = self._plain_functions.get(qualified, _MISSING)
         if plain is _MISSING:
             plain = self._plain_functions[qualified] = self._function_name_anywhere(qualified)
