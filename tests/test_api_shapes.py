@@ -72,6 +72,10 @@ def test_one_model_handed_down_to_the_writer_and_the_checker(tmp_path: Path) -> 
     ("Analyze the CV against the job requirements. Score from 0-10 on skills.", False),
     ("Given the query, rate the relevance of this document on a scale of 1-10.", False),
     ("Given the query and the response, rate the utility of the response from 1 to 5.", True),
+    ("Is this explanation correct for a ten year old? Reply PASS or FAIL.", True),
+    ("Does the reply follow the refund policy? Answer YES or NO.", True),
+    ("Does the user message mention a refund? Reply YES or NO.", False),
+    ("Write a reply to the customer. Is the tone friendly? Keep it short.", False),
 ])
 def test_a_judging_verb_with_a_scale_makes_a_judge(text: str, judge: bool) -> None:
     from evallint.roles import judge_text
@@ -127,3 +131,25 @@ def test_a_chain_built_in_init_carries_its_template_to_the_run(tmp_path: Path) -
             "        return tagline, mark\n")
     found = _found(tmp_path, {"brand/tagline.py": code}, {"EL301"})
     assert ("EL301", "brand/tagline.py", 18) in found, found
+
+
+def test_a_file_without_llm_words_that_runs_an_agent_built_elsewhere(tmp_path: Path) -> None:
+    """``from brain import bot`` then ``bot.run(q)`` in a file the text prefilter skips (no
+    LLM word in it): the module-level agent of another module makes it load."""
+    files = {
+        "app/brain.py": ("from pydantic_ai import Agent\n\n"
+                         "bot = Agent('openai:gpt-4o-mini', instructions='Answer from memory.')\n"),
+        "app/main.py": ("from app.brain import bot\n\n\n"
+                        "async def ask(q: str):\n    return await bot.run(q)\n"),
+        "checks/grade.py": (
+            "from pydantic_ai import Agent\n\nfrom app.main import ask\n\n"
+            "marker = Agent('openai:gpt-4o-mini',\n"
+            "               instructions='Grade the reply from 1 to 10. Reply with a number.'"
+            ")\n\n\n"
+            "async def mark(q: str) -> str:\n"
+            "    reply = await ask(q)\n"
+            "    verdict = await marker.run(f'Question: {q}\\nReply: {reply.output}')\n"
+            "    return verdict.output\n"),
+    }
+    found = _found(tmp_path, files, {"EL301"})
+    assert ("EL301", "checks/grade.py", 11) in found, found

@@ -305,7 +305,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
         return Role.UNKNOWN, [judge, maker]
     if maker is not None:
         return Role.GENERATOR, [maker]
-    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text)
+    task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text) or \
+        _verdict_question(text)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):
@@ -328,6 +329,29 @@ def _scaled_task(text: str) -> Cue | None:
     for m in JUDGE_SCALED_TASK.finditer(text):
         if not reported_speech(text, m.start()) and not _NOT_OUTPUT.search(m.group(0)):
             return Cue(Role.EVALUATOR, m.start(), m.end(), m.group(0), m.group(1).lower())
+    return None
+
+
+# A question about a made thing, answered with a verdict: "Is this explanation correct? Reply
+# PASS or FAIL", "Does the reply follow the policy? Answer YES or NO".
+_ARTIFACT_QUESTION = re.compile(
+    r"(?:^|(?<=[.!?:;\n]))[^\S\n]*(?:is|are|does|do)\s+(?:the|this|these|each)\s+"
+    r"(?:[\w-]+\s+){0,2}?(answer|response|reply|explanation|summary|draft|output|completion|"
+    r"essay|translation|solution|story|code|report|article|post|email)s?\b[^?\n]{0,160}\?",
+    re.I | re.M)
+_VERDICT_FORMAT = re.compile(
+    r"\b(?:reply|answer|respond|output|return|say)\s+(?:with\s+)?(?:only\s+)?['\"]?"
+    r"(?:PASS|YES|CORRECT|TRUE|APPROVED?)['\"]?\s+or\s+['\"]?(?:FAIL|NO|INCORRECT|FALSE|REJECT(?:ED)?)"
+    r"\b", re.I)
+
+
+def _verdict_question(text: str) -> Cue | None:
+    """A question about a made thing, and a verdict format to answer it in."""
+    if not _VERDICT_FORMAT.search(text):
+        return None
+    for m in _ARTIFACT_QUESTION.finditer(text):
+        if not reported_speech(text, m.start()):
+            return Cue(Role.EVALUATOR, m.start(), m.end(), m.group(0).strip(), m.group(1).lower())
     return None
 
 

@@ -187,7 +187,8 @@ class Analysis:
 
     def _load_importers(self) -> bool:
         """Parse the skipped files (no LLM words) that import an LLM helper of the project
-        (a function whose summary calls an LLM), or a module that defines one."""
+        (a function whose summary calls an LLM), a module that defines one, or a module-level
+        LLM object (an agent or chat model built in another module)."""
         if self.load is None or not self.skipped:
             return False
         helpers = {key for key, s in self.summaries.items() if s.llm}
@@ -207,6 +208,11 @@ class Analysis:
                 mod = tables.module(name, f.path)
                 if mod is not None and mod.name.endswith(name) and mod.path in helper_modules:
                     hit = True
+                    break
+                const = tables.constant(name, f.path)
+                if const is not None and const[0].path in self.relevant and any(
+                        lb.kind == "chat" for lb in self.static_chat(const[0], const[1])):
+                    hit = True  # ``from agent import wikipedia_agent``: an LLM object
                     break
             if hit:
                 x = self.load(f)

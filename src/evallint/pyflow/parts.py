@@ -121,6 +121,15 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
             for mod in reach[f.path] | reads:
                 union.join(first, mod)
 
+    # A relevant module that imports a file a part may load (``from app.main import ask``,
+    # where app/main.py runs an agent built elsewhere) is solved with that part.
+    for m in tables.modules:
+        if m.path not in relevant:
+            continue
+        for v in m.facts.imports.values():
+            for other in unanalysed.targets(v, m.path):
+                if reach.get(other):
+                    union.join(m.path, next(iter(reach[other])))
     parts: dict[str, Part] = {}
     for f in facts:
         if f.path in relevant:
@@ -163,8 +172,8 @@ class _Resolver:
 
     def helpers(self, name: str, near: str) -> list[str]:
         """The modules through which importing ``name`` can make a file load (as
-        ``Analysis._load_importers`` decides): the one defining it as a function, or the
-        module it names."""
+        ``Analysis._load_importers`` decides): the one defining it as a function or as a
+        module-level object, or the module it names."""
         return self._lookup(False, name, near)
 
     def targets(self, name: str, near: str) -> list[str]:
@@ -184,6 +193,9 @@ class _Resolver:
         found = tables.function_name(name, near)
         if found is not None:
             out.append(found[0].path)
+        const = tables.constant(name, near)  # a module-level object (``wikipedia_agent``)
+        if const is not None:
+            out.append(const[0].path)
         mod = tables.module(name, near)
         if mod is not None:
             out.append(mod.path)
