@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.providers import ambient_roots, is_framework_package
+from evallint.pyflow.providers import CAT, ambient_roots, is_framework_package, qualify
 from evallint.pyflow.summaries import Tables
 
 
@@ -121,14 +121,17 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
             for mod in reach[f.path] | reads:
                 union.join(first, mod)
 
-    # A relevant module that imports a file a part may load (``from app.main import ask``,
-    # where app/main.py runs an agent built elsewhere) is solved with that part.
+    # A relevant module that imports a file a part loads because it runs an agent built in
+    # that part (``from app.main import ask``, where app/main.py runs ``bot`` of app/brain.py)
+    # is solved with that part (only then: other joins would make parts larger for nothing).
+    agents = {f.path for f in skipped if any(
+        analysed.llm_object(name, f.path) in relevant for name in f.imported)}
     for m in tables.modules:
         if m.path not in relevant:
             continue
         for v in m.facts.imports.values():
             for other in unanalysed.targets(v, m.path):
-                if reach.get(other):
+                if other in agents and reach.get(other):
                     union.join(m.path, next(iter(reach[other])))
     parts: dict[str, Part] = {}
     for f in facts:
@@ -156,6 +159,18 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
     return list(parts.values())
 
 
+def _builds_llm_object(facts: PythonFacts, name: str) -> bool:
+    """Is the module-level ``name`` built by a catalogue constructor (an agent, a chat
+    model)? Only such a name links a file that imports it to the module's part."""
+    val = facts.constants.get(name)
+    fn = facts.functions.get(facts.owners.get(name, ""))
+    if val is None or fn is None:
+        return False
+    return any(cid < len(fn.calls) and
+               CAT.object_row(qualify(fn.calls[cid].func, facts.imports)) is not None
+               for cid in val.calls)
+
+
 def _as_analyzed(f: PythonFacts) -> PythonFacts:
     """An unanalysed file as a name in a table (its imports are its ``imported`` names)."""
     return PythonFacts(path=f.path, kind=f.kind, module=f.module, analyzed=True)
@@ -176,6 +191,14 @@ class _Resolver:
         module-level object, or the module it names."""
         return self._lookup(False, name, near)
 
+    def llm_object(self, name: str, near: str) -> str | None:
+        """The module of a module-level agent or chat model ``name`` names, if it is one."""
+        if not self.tables.may_resolve(name):
+            return None
+        const = self.tables.constant(name, near)
+        return const[0].path if const is not None and _builds_llm_object(
+            const[0].facts, const[1]) else None
+
     def targets(self, name: str, near: str) -> list[str]:
         """The modules an imported name may resolve to: as :meth:`helpers`, or its owner
         (the module holding ``pkg.mod.Name``)."""
@@ -193,8 +216,8 @@ class _Resolver:
         found = tables.function_name(name, near)
         if found is not None:
             out.append(found[0].path)
-        const = tables.constant(name, near)  # a module-level object (``wikipedia_agent``)
-        if const is not None:
+        const = tables.constant(name, near)  # a module-level agent (``wikipedia_agent``)
+        if const is not None and _builds_llm_object(const[0].facts, const[1]):
             out.append(const[0].path)
         mod = tables.module(name, near)
         if mod is not None:
