@@ -65,12 +65,6 @@ def _words(text: str) -> list[mustache_front._Word]:
     return mustache_front._Parser(text).words(0, len(text))
 
 
-def _mustache_segments(text: str) -> None:
-    for word in _words(text):  # value() reads a word, or what follows its "="
-        mustache_front._segments(word.text)
-        mustache_front._segments(word.text.partition("=")[2])
-
-
 def _format_parts(text: str) -> None:
     for field in (f"{{a{text}}}", f"{{a[{text}]}}"):
         for m in format_front._FIELD.finditer(field):
@@ -91,9 +85,6 @@ def _control(text: str) -> None:
 USED_AS[mustache_front._EXPR_TOKEN.pattern] = (
     "a tokenizer: matched by _Parser.words only where the last token ended, and only up to "
     "the tag's last ']' (after it _EXPR_TOKEN_FLAT reads the tokens)", _words)
-USED_AS[r"\[([^\]]*)\]|([^./\[\]]+)"] = (
-    "mustache _segments: run on a tag's word or its tail, where each '[' opens a closed "
-    "segment", _mustache_segments)
 USED_AS[format_front._PART.pattern] = (
     "run on the 'rest' group of a _FIELD match: a chain of .name and closed [..] items",
     _format_parts)

@@ -118,6 +118,7 @@ class Framework:
     run_functions: tuple[str, ...] = ()
     run_methods: tuple[str, ...] = ()
     judge_methods: tuple[str, ...] = ()
+    task_methods: tuple[str, ...] = ()  # methods given the task under evaluation (a function)
     callable: bool = False
     run_prompt: tuple[str, ...] = ()
     run_options: tuple[str, ...] = ()
@@ -164,7 +165,7 @@ _CALL_KEYS = {"methods": list, "functions": list, "requires": str, "needs_keywor
               "model_position": int, "prompt_position": int, "family": str}
 _SETTER_KEYS = {"calls": list, "model": dict, "hook": str}
 _RUN_KEYS = {"functions": list, "methods": list, "judge_methods": list, "callable": bool,
-             "prompt": list, "options": list, "run_config": list}
+             "prompt": list, "options": list, "run_config": list, "task_methods": list}
 _HISTORY_KEYS = {"methods": list, "attributes": list}
 _DERIVE_KEYS = {"methods": list, "structured": list}
 _KEYWORD_KEYS = {"model": list, "system": list, "prompt": list, "structured": list,
@@ -280,8 +281,9 @@ def parse_framework(data: Any, source: str) -> Framework:
         bool(d.get("ambient", False)), _strs(d, "prefilter"), tuple(objects), tuple(calls),
         _strs(d, "call_text"), {k: _strs(keywords, k) for k in keywords},
         _strs(runs, "functions"), _strs(runs, "methods"), _strs(runs, "judge_methods"),
-        bool(runs.get("callable", False)), _strs(runs, "prompt"), _strs(runs, "options"),
-        _strs(runs, "run_config"), _strs(history, "methods"), _strs(history, "attributes"),
+        _strs(runs, "task_methods"), bool(runs.get("callable", False)), _strs(runs, "prompt"),
+        _strs(runs, "options"), _strs(runs, "run_config"), _strs(history, "methods"),
+        _strs(history, "attributes"),
         _strs(derive, "methods"), _strs(derive, "structured"), setters("configure"),
         setters("context"), _strs(d, "set_model"), _strs(fields_, "reasoning"),
         tuple(examples))
@@ -354,6 +356,7 @@ class Catalogue:
                                                                   for o in fw.objects)
                                            for m in fw.run_methods)
         self.judge_methods = frozenset(m for fw in fws for m in fw.judge_methods)
+        self.task_methods = {m: fw.id for fw in fws for m in fw.task_methods}
         self.callable = frozenset(fw.id for fw in fws if fw.callable)
         self.run_prompt = tuple(dict.fromkeys(k for fw in fws for k in fw.run_prompt))
         self.run_options = frozenset(k for fw in fws for k in (*fw.run_options, *fw.run_config))

@@ -252,7 +252,7 @@ def _is_subject(var: TemplateVar, subjects: set[str]) -> bool:
 
 # Words a variable's name ends in that say how its value is written, not what it is.
 _FORM_WORDS = frozenset({"str", "string", "text", "txt", "json", "fmt", "formatted", "repr",
-                         "md", "markdown", "xml", "block"})
+                         "md", "markdown", "xml", "block", "summary"})
 
 
 def _undelimited(ctx: Context, facts: PromptFacts, var: TemplateVar,

@@ -385,7 +385,7 @@ def _drop_helpers(words: list[_Word]) -> list[_Word]:
 def _segments(path: str) -> list[str]:
     """``a.b/[c d].e`` → ``['a', 'b', 'c d', 'e']``."""
     out: list[str] = []
-    for m in re.finditer(r"\[([^\]]*)\]|([^./\[\]]+)", path):
+    for m in re.finditer(r"\[([^\]\[]*)\]|([^./\[\]]+)", path):
         out.append(m.group(1) if m.group(1) is not None else m.group(2))
     return [s for s in out if s]
 

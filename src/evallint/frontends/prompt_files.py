@@ -884,7 +884,23 @@ def evaluated_subjects(body: str) -> list[str]:
                     # "the retrieved passage", "context utilization": what is judged is the
                     # words before the holder or the aspect
                     out.append("_".join(words[:-1]))
+    if _RETRIEVED & set(out):
+        out.append("context")  # "evaluate the retrieval results": RAG code calls them context
+    for m in _WHOLE_SESSION.finditer(body):
+        if not reported_speech(body, m.start()):
+            out.append(m.group(1).lower())
     return list(dict.fromkeys(out))
+
+
+# A judge of a whole session: "evaluate whether the agent achieved the user's goal in a
+# multi-turn conversation" grades the conversation.
+_WHOLE_SESSION = re.compile(
+    r"\b(?:evaluate|assess|judge|grade|score|rate)\b[^.\n]{0,120}?\b(?:in|across|over|of)\s+"
+    r"(?:the|a|this|each)\s+(?:multi-turn\s+|whole\s+|entire\s+|full\s+)?"
+    r"(conversation|dialogue|session|transcript)\b", re.I)
+# Subjects that are what RAG code passes as ``context``.
+_RETRIEVED = frozenset({"retrieval_result", "retrieved_document", "retrieved_passage",
+                        "retrieved_chunk", "search_result", "retrieved_context"})
 
 
 def _subject_words(tokens: list[str]) -> list[str]:
@@ -928,7 +944,10 @@ _REFERENCE = re.compile(
     r"(?:(?:the|that|this|these|its|their|a|an)\s+)?"
     r"(?:(?:provided|given|retrieved|supplied|original)\s+)?"
     r"((?:(?:contexts?|documents?|passages?|sources?|evidence|references?|knowledge|chunks?|"
-    r"transcripts?|articles?)\b\s*){1,2})", re.I)
+    r"transcripts?|articles?)\b\s*){1,2})"
+    # a RAG judge's criteria about the context: "Context Utilization", "context relevancy"
+    r"|\b(context)\s+(?:utili[sz]ation|relevancy|relevance|precision|recall|sufficiency|"
+    r"adherence)\b", re.I)
 
 
 def reference_names(body: str, template: TemplateFacts | None = None) -> list[str]:
@@ -939,7 +958,7 @@ def reference_names(body: str, template: TemplateFacts | None = None) -> list[st
     document" over "SOURCE INFORMATION: {context}" makes ``context`` the reference)."""
     out: list[str] = []
     for m in _REFERENCE.finditer(_unemphasized(body)):
-        for name in (m.group(1) or m.group(2) or "").lower().split():
+        for name in (m.group(1) or m.group(2) or m.group(3) or "").lower().split():
             if name not in _SUBJECT_STOPS:
                 out.extend(singular([name]))
     nouns = set(out)

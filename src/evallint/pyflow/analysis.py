@@ -95,6 +95,9 @@ class Analysis:
         # LLM calls that are evaluators by structure (their input holds another LLM call's
         # output and their result becomes a score, a verdict or a loop's decision): why
         self.structural: Mapping[tuple[str, str, int], str] = self._table("structural", {})
+        # functions an evaluation framework runs as the task under evaluation (a dataset's
+        # ``evaluate_sync(task)``): generators by structure, whatever they are called
+        self.tasks: Mapping[tuple[str, str], str] = self._table("tasks", {})
         # LLM calls that read their own earlier output (a model refining its own work)
         self.self_fed: AbstractSet[tuple[str, str, int]] = self._table("self_fed", set())
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}

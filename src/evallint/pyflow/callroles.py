@@ -239,6 +239,9 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
             return r, ev
     if it.own_role is not Role.UNKNOWN and it.prev_n <= 1:
         return it.own_role, it.own_evidence
+    task = it.an.tasks.get((it.path, it.fn.name))
+    if task is not None:
+        return Role.GENERATOR, (task,)
     if structural is not None:
         return Role.EVALUATOR, (structural,)
     roles: set[Role] = set()

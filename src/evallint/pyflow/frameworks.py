@@ -118,7 +118,10 @@ def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, st
     LM, a team on its members', a textgrad module on the engine it is given)."""
     if row.hook == "textgrad-forward":
         engine = _engine_of(it, c)
-        return it.an.chats.get(engine.key, (None, "")) if engine is not None else (None, "")
+        if engine is not None:
+            return it.an.chats.get(engine.key, (None, ""))
+        named = _engine_name(it, c)
+        return (named, "the engine named by its model string") if named else (None, "")
     spec = row.model
     if spec is None:
         return None, ""
@@ -130,6 +133,16 @@ def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, st
     if spec.default is not None:
         return spec.default, spec.default_where
     return None, ""
+
+
+def _engine_name(it: Interp, c: CallIR) -> str | None:
+    """``tg.set_backward_engine("gpt-4o")``, ``tg.BlackboxLLM("gpt-4o")``: an engine given by
+    its model string (textgrad builds the engine itself)."""
+    val = c.kw("engine") or c.kw("backward_engine") or (c.args[0] if c.args else None)
+    if val is None or val.calls:
+        return None
+    found = callmodels.model_of_val(it, val)
+    return found[0]
 
 
 def _engine_of(it: Interp, c: CallIR) -> Origin | None:
@@ -192,9 +205,11 @@ def _textgrad_engine_use(it: Interp, c: CallIR, key: tuple[str, str, int], role:
     """textgrad runs an engine forward (``BlackboxLLM``, the optimizer) or as the critic
     (``set_backward_engine``): an effective call on that engine object, where it is set up."""
     engine = _engine_of(it, c)
-    if engine is None:
+    named = _engine_name(it, c)
+    if engine is None and named is None:
         return
-    model, model_where = it.an.chats.get(engine.key, (None, ""))
+    model, model_where = (it.an.chats.get(engine.key, (None, "")) if engine is not None
+                          else (named, "the engine named by its model string"))
     what = ("textgrad's backward engine writes the critique (the textual gradient)"
             if role is Role.EVALUATOR else f"textgrad `{c.func.rsplit('.', 1)[-1]}` runs the "
             "engine forward")
@@ -389,6 +404,8 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
         model, model_where = _block_model(it, c, fw.id) or an.ambient.get(fw.id, (None, ""))
     elif model is None and info.framework in an.ambient:
         model, model_where = an.ambient[info.framework]
+    if info.kind == "team":
+        _team_members(it, c, info)
     names = [n for n in (obj_val.names if obj_val is not None else ())]
     if info.name:
         names.append("_".join(info.name.split()))
@@ -408,6 +425,34 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     if role is Role.EVALUATOR:
         return frozenset({L("judge", origin, flag=structured)})
     return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+
+def _team_members(it: Interp, c: CallIR, team: FrameworkObject) -> None:
+    """A team run runs its members in turn, each seeing the others' turns: when a member's
+    instructions make it a judge (a critic told to score the poem and say APPROVE), it and
+    the other members are effective calls of their own, on their own models - the judge,
+    and the generators whose turns it grades."""
+    roles: list[tuple[int, tuple[str, str, int], FrameworkObject, Role, str]] = []
+    for i, key in enumerate(team.members[:8]):
+        member = it.an.fw_objects.get(key)
+        if member is None:
+            continue
+        role, evidence = (callroles.val_role(it, member.system, "instructions")
+                          if member.system is not None else (Role.UNKNOWN, ()))
+        roles.append((i, key, member, role, evidence[0] if evidence else ""))
+    if not any(r is Role.EVALUATOR for *_, r, _ in roles):
+        return
+    for i, key, member, role, why in roles:
+        if role is not Role.EVALUATOR:
+            role, why = Role.GENERATOR, "its turns are what the team's judge grades"
+        evidence = (why,)
+        model, model_where = it.an.chats.get(key, (None, ""))
+        name = f"the team member `{member.name}`" if member.name else "a team member"
+        ckey = (it.path, it.fn.name, c.id + _SECOND * (i + 2))
+        origin = Origin(it.path, c.pos, f"{name} in `{c.func}()`", ckey)
+        it.summary.n_llm += 1
+        effective.record(it, c, c.func, role, (f"{name}: {evidence[0]}",), {}, model,
+                         model_where, member.tools, origin, own_role=False)
 
 
 def run_inputs(c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],

@@ -63,6 +63,22 @@ def sanitize(labels: Iterable[L]) -> frozenset[L]:
     return frozenset(out)
 
 
+def _note_task(it: Interp, c: CallIR, short: str) -> None:
+    """``dataset.evaluate_sync(answer_question)`` in a module using the framework whose
+    catalogue file lists the method: the function given is the task under evaluation."""
+    fw = CAT.frameworks[CAT.task_methods[short]]
+    if not any(fw.owns(v) for v in it.mod.facts.imports.values()):
+        return
+    first = c.args[0]
+    if len(first.names) != 1 or first.calls:
+        return
+    kind, name = it.resolve(first.names[0])
+    found = it.an.tables.function(name, it.path) if kind in ("fn", "ext") else None
+    if found is not None:
+        it.an.set_state("tasks", (found[0].path, found[1].name),
+                        f"the task `{c.func}()` evaluates")
+
+
 def sdk_kind(it: Interp, c: CallIR, kind: str, name: str) -> CallRow | None:
     """The catalogue row of a call that runs a model directly (an SDK call), or None."""
     keywords = frozenset(k for k, _ in c.kwargs)
@@ -157,6 +173,8 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
         return chat_call(it, c, chats, args, kws)
     if chats and short in CAT.derive_methods:
         return chat_bound(it, c, chats, it.mod, it.fn)
+    if short in CAT.task_methods and c.args:
+        _note_task(it, c, short)
     if chats and short in CAT.judge_methods and any(
             lb.origin is not None and lb.origin.key in it.an.framework for lb in chats):
         return chat_call(it, c, chats, args, kws, judge=True)
