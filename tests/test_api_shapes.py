@@ -75,6 +75,8 @@ def test_one_model_handed_down_to_the_writer_and_the_checker(tmp_path: Path) -> 
     ("Is this explanation correct for a ten year old? Reply PASS or FAIL.", True),
     ("Does the reply follow the refund policy? Answer YES or NO.", True),
     ("Does the user message mention a refund? Reply YES or NO.", False),
+    ("Grade the support reply PASS or FAIL: is it correct and polite?", True),
+    ("Write a reply to the customer and keep it short.", False),
     ("Write a reply to the customer. Is the tone friendly? Keep it short.", False),
 ])
 def test_a_judging_verb_with_a_scale_makes_a_judge(text: str, judge: bool) -> None:

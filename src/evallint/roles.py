@@ -198,7 +198,8 @@ MAKER_NOUNS = frozenset(
 )
 # What a judge is told to judge: the candidate's text.
 CANDIDATE_NOUNS = frozenset(
-    {"response", "answer", "output", "completion", "submission", "candidate", "draft"}
+    {"response", "answer", "output", "completion", "submission", "candidate", "draft", "reply",
+     "summary", "essay", "translation", "explanation"}
 )
 
 

@@ -393,7 +393,7 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
             keys.append(FORMAT_KEY)
             break
     if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)
-                                   or _markdown_report(body)):
+                                   or _markdown_report(body) or _ends_on_a_scored_field(body)):
         keys.append(FORMAT_KEY)
     return list(dict.fromkeys(keys))
 
@@ -402,6 +402,27 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
 _MD_FIELD = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([A-Za-z][\w /-]{0,30})\*\*[ \t]*:", re.M)
 _VERDICT_WORDS = frozenset({"score", "scores", "rating", "verdict", "grade", "pass", "passed",
                             "decision", "result", "outcome", "judgement", "judgment"})
+
+
+# The last line of a form the judge completes with a number: "- Fluency (1-3):" (G-Eval).
+_SCORED_FIELD = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w /-]{0,30}?[ \t]*\([ \t]*\d+[ \t]*"
+                           r"(?:-|\u2013|to)[ \t]*\d+[ \t]*\)[ \t]*:[ \t]*$")
+
+
+_EMPTY_FIELD = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[A-Za-z][\w /-]{0,30}?[ \t]*:[ \t]*$")
+_SCALE_SET = re.compile(r"\(\s*\d+\s*(?:-|\u2013|to)\s*\d+\s*\)|\bscale\s+(?:of|from)\s+\d+"
+                        r"|\bfrom\s+\d+\s+to\s+\d+|\bscores?\s+only\b", re.I)
+
+
+def _ends_on_a_scored_field(body: str) -> bool:
+    """The prompt ends on an empty scored field (``- Coherence (1-5):``, or ``- Consistency:``
+    under "Evaluation Form (scores ONLY)" after a scale): the answer is the number."""
+    lines = [ln for ln in body.split("\n") if ln.strip()]
+    if not lines:
+        return False
+    if _SCORED_FIELD.match(lines[-1]):
+        return True
+    return _EMPTY_FIELD.match(lines[-1]) is not None and _SCALE_SET.search(body) is not None
 
 
 def _markdown_report(body: str) -> bool:
