@@ -33,6 +33,9 @@ def test_the_catalogue_covers_the_sdks_and_frameworks_it_promises() -> None:
     assert len(CAT.frameworks) >= 20
     for fw in CAT.frameworks.values():
         assert fw.written_against and fw.docs.startswith("https://"), fw.source
+        # every file is a contract the suite runs: something it must find, something it must not
+        assert any(e.get("expect") for e in fw.examples), f"{fw.source}: no flagged example"
+        assert any(e.get("clean") for e in fw.examples), f"{fw.source}: no clean example"
 
 
 @pytest.mark.parametrize(("fid", "example"), _examples(True))
