@@ -343,8 +343,6 @@ class Catalogue:
             frozenset(self.model_keywords) | self.structured_keywords
         self.call_text = tuple(dict.fromkeys(t for fw in fws for t in fw.call_text))
         self.prefilter = tuple(dict.fromkeys(w.lower() for fw in fws for w in fw.prefilter))
-        self.sdk_packages = tuple(p for fw in fws if fw.sdk for p in fw.packages)
-        self.framework_packages = tuple(p for fw in fws if not fw.sdk for p in fw.packages)
         self.ambient = tuple(fw.id for fw in fws if fw.ambient)
         self.run_functions = {f: fw.id for fw in fws for f in fw.run_functions}
         self.run_methods = {fw.id: frozenset(fw.run_methods) for fw in fws if fw.run_methods}
@@ -371,6 +369,8 @@ class Catalogue:
         self.object_methods = self.chat_run_methods | self.derive_methods | \
             self.framework_methods | self.history_methods
         self._owner: dict[str, Framework | None] = {}
+        # pattern lookups by qualified name, asked for every external call the analysis meets
+        self._found: dict[tuple[str, str], SetterRow | CallRow | None] = {}
         self._setters = [(s, "configure") for fw in fws for s in fw.configure] + \
             [(s, "context") for fw in fws for s in fw.context]
 
@@ -401,16 +401,26 @@ class Catalogue:
         return None
 
     def setter(self, qualified: str, kind: str = "configure") -> SetterRow | None:
-        for row, k in self._setters:
-            if k == kind and any(fnmatch.fnmatchcase(qualified, c) for c in row.calls):
-                return row
-        return None
+        """The row of a call that sets a framework's model (``kind``: configure, context)."""
+        key = (kind, qualified)
+        found = self._found[key] if key in self._found else self._remember(key, next(
+            (row for row, k in self._setters
+             if k == kind and any(fnmatch.fnmatchcase(qualified, c) for c in row.calls)), None))
+        return found if isinstance(found, SetterRow) else None
 
     def function_call(self, qualified: str) -> CallRow | None:
-        for row in self.function_calls:
-            if any(fnmatch.fnmatchcase(qualified, f) for f in row.functions):
-                return row
-        return None
+        """The row of a function that runs a model (``litellm.completion``)."""
+        key = ("call", qualified)
+        found = self._found[key] if key in self._found else self._remember(key, next(
+            (row for row in self.function_calls
+             if any(fnmatch.fnmatchcase(qualified, f) for f in row.functions)), None))
+        return found if isinstance(found, CallRow) else None
+
+    def _remember(self, key: tuple[str, str], row: SetterRow | CallRow | None
+                  ) -> SetterRow | CallRow | None:
+        if len(self._found) < 65536:
+            self._found[key] = row
+        return row
 
 
 def parse_yaml(text: str, source: str) -> Any:

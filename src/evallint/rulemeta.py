@@ -233,14 +233,10 @@ def _compiled_docs(folder: Path, name: str = COMPILED) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def load_rules() -> dict[str, RuleMeta]:
     """All shipped rules by code, loaded once per process."""
-    folder = rules_dir()
-    sources = _sources(folder)
-    docs = _compiled(folder, _digest(sources))
-    if docs is None:
-        docs = _documents(sources)
+    docs = _compiled_docs(rules_dir())
     metas: dict[str, RuleMeta] = {}
-    for name, _ in sources:
-        meta = parse_rule(docs.get(name), name)
+    for name in sorted(docs):
+        meta = parse_rule(docs[name], name)
         if meta.code in metas:
             raise RuleDataError(f"{name}: duplicate rule code {meta.code}")
         metas[meta.code] = meta

@@ -57,6 +57,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+# the nearest of several modules of one name, as evallint's tables choose it
+from evallint.pyflow.summaries import _common
+
 Files = dict[str, Any]
 
 # Functions a framework calls by their name in a module (promptfoo's Python asserts, providers,
@@ -214,15 +217,6 @@ def dotted_expr(name: str) -> cst.Name | cst.Attribute:
     for part in parts[1:]:
         expr = cst.Attribute(value=expr, attr=cst.Name(part))
     return expr
-
-
-def _common(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 # ---------------------------------------------------------------------------------------------

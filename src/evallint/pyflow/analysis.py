@@ -29,13 +29,12 @@ from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
 from evallint.pyflow.ir import FunctionIR, PythonFacts, Ref, Val
-from evallint.pyflow.parts import Part, relevant_modules
+from evallint.pyflow.parts import Part, builds_llm_object, relevant_modules
 from evallint.pyflow.providers import (
     CAT,
-    chat_ctor,
-    framework_evaluator,
     is_framework_package,
     package_marks,
+    qualify,
 )
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import REPORT, Epoch, Replay, RunRecord
@@ -213,8 +212,8 @@ class Analysis:
                     hit = True
                     break
                 const = tables.constant(name, f.path)
-                if const is not None and const[0].path in self.relevant and any(
-                        lb.kind == "chat" for lb in self.static_chat(const[0], const[1])):
+                if const is not None and const[0].path in self.relevant and \
+                        builds_llm_object(const[0].facts, const[1]):
                     hit = True  # ``from agent import wikipedia_agent``: an LLM object
                     break
             if hit:
@@ -316,17 +315,17 @@ class Analysis:
             c = fn.calls[cid]
             short = c.func.rsplit(".", 1)[-1]
             root = c.func.split(".")[0]
-            target = mod.facts.imports.get(root, "")
-            qual = f"{target}{c.func[len(root):]}" if target else ""
-            if qual and chat_ctor(qual):
+            qual = qualify(c.func, mod.facts.imports) if root in mod.facts.imports else ""
+            row = CAT.object_row(qual) if qual else None
+            if row is not None and row.kind == "chat":
                 out |= llmcalls.chat_object(
                     Interp(self, mod, fn, report=False), c, mod, fn,
                     lambda v: self.resolve_ref(v.ref if v is not None else None, mod, None))
-            elif qual and framework_evaluator(qual):
-                out |= llmcalls.framework_object(Interp(self, mod, fn, report=False), c, qual)
-            elif qual and frameworks.object_kind(qual) and self.framework_name(qual, mod.path):
-                fw, kind = frameworks.object_kind(qual) or ("", "")
-                out |= frameworks.make_object(Interp(self, mod, fn, report=False), c, fw, kind,
+            elif row is not None and row.kind == "evaluator":
+                out |= llmcalls.framework_object(Interp(self, mod, fn, report=False), c, row)
+            elif row is not None and frameworks.is_framework_object(row) and \
+                    self.framework_name(qual, mod.path):
+                out |= frameworks.make_object(Interp(self, mod, fn, report=False), c, row,
                                               mod.path, fn.name)
             elif short in CAT.derive_methods:
                 base = c.func.rsplit(".", 1)[0]

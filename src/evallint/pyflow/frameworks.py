@@ -24,7 +24,7 @@ from evallint.catalogue import ObjectRow
 from evallint.facts import Pos
 from evallint.pyflow import callmodels, callroles, effective, flows
 from evallint.pyflow.ir import CallIR, Val
-from evallint.pyflow.providers import CAT, model_value, qualify
+from evallint.pyflow.providers import CAT, call_arg, model_value, qualify
 from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import L, Origin, chat_of
 from evallint.roles import Role
@@ -53,14 +53,10 @@ class FrameworkObject:
     members: tuple[tuple[str, str, int], ...] = ()
 
 
-def object_kind(qualified: str) -> tuple[str, str] | None:
-    """``agents.Agent`` -> ("agents", "agent"); None for anything that is not a modelled
-    framework object's constructor (LangChain chat models and evaluator objects are read
-    by :mod:`~evallint.pyflow.llmcalls`)."""
-    row = CAT.object_row(qualified)
-    if row is None or row.kind in ("chat", "evaluator", "client"):
-        return None
-    return row.framework, row.kind
+def is_framework_object(row: ObjectRow) -> bool:
+    """Is a catalogue object row a framework object made here (``agents.Agent``), not a chat
+    model, an evaluator object (:mod:`~evallint.pyflow.llmcalls`) or a client handle?"""
+    return row.kind not in ("chat", "evaluator", "client")
 
 
 def is_configure(qualified: str) -> str | None:
@@ -70,21 +66,15 @@ def is_configure(qualified: str) -> str | None:
     return row.framework if row is not None else None
 
 
-def gemini_call(qualified: str, c: CallIR) -> bool:
-    """``client.models.generate_content(model=..., contents=...)`` (google-genai)."""
-    return qualified.split(".")[0] == "google" and c.func.endswith(
-        "models.generate_content") and c.kw("model") is not None
-
-
 # ---------------------------------------------------------------- objects
 
 
-def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
+def make_object(it: Interp, c: CallIR, row: ObjectRow, mod_path: str,
                 fn_name: str) -> frozenset[L]:
-    """A framework object's constructor: a chat-object label on its model."""
+    """A framework object's constructor (its catalogue row): a chat-object label on its
+    model."""
     key = (mod_path, fn_name, c.id)
     an = it.an
-    row = _row(it, c)
     if key not in an.chats:
         an.set_state("chats", key, _object_model(it, c, row))
         an.set_state("fw_objects", key, _describe(it, c, row))
@@ -97,19 +87,10 @@ def make_object(it: Interp, c: CallIR, framework: str, kind: str, mod_path: str,
         _textgrad_engine_use(it, c, key, Role.GENERATOR)
     if row.hook == "crewai-task":
         return _crew_task(it, c, key) if here else frozenset()
-    what = f"the {CAT.frameworks[framework].label} `{c.func.rsplit('.', 1)[-1]}`"
+    what = f"the {CAT.frameworks[row.framework].label} `{c.func.rsplit('.', 1)[-1]}`"
     name = an.fw_objects[key].name
     return frozenset({L("chat", Origin(mod_path, c.pos, what + (f" `{name}`" if name else ""),
                                        key))})
-
-
-def _row(it: Interp, c: CallIR) -> ObjectRow:
-    """The catalogue row of a constructor the dispatcher recognised."""
-    root = c.func.split(".")[0]
-    target = it.mod.facts.imports.get(root, "")
-    row = CAT.object_row(f"{target}{c.func[len(root):]}" if target else c.func)
-    assert row is not None
-    return row
 
 
 def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, str]:
@@ -135,10 +116,15 @@ def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, st
     return None, ""
 
 
+def _engine_arg(c: CallIR) -> Val | None:
+    """The engine a textgrad call is given (``engine=``, ``backward_engine=`` or first)."""
+    return call_arg(c, ("engine", "backward_engine"), 0)
+
+
 def _engine_name(it: Interp, c: CallIR) -> str | None:
     """``tg.set_backward_engine("gpt-4o")``, ``tg.BlackboxLLM("gpt-4o")``: an engine given by
     its model string (textgrad builds the engine itself)."""
-    val = c.kw("engine") or c.kw("backward_engine") or (c.args[0] if c.args else None)
+    val = _engine_arg(c)
     if val is None or val.calls:
         return None
     found = callmodels.model_of_val(it, val)
@@ -147,7 +133,7 @@ def _engine_name(it: Interp, c: CallIR) -> str | None:
 
 def _engine_of(it: Interp, c: CallIR) -> Origin | None:
     """The textgrad engine object a call is given (``engine=``, or its first argument)."""
-    val = c.kw("engine") or c.kw("backward_engine") or (c.args[0] if c.args else None)
+    val = _engine_arg(c)
     if val is None:
         return None
     for n in val.names:
@@ -189,7 +175,7 @@ _SECOND = 1 << 20  # a second effective call at one call site (its own origin ke
 def _critic_of_other(it: Interp, c: CallIR) -> bool:
     """The module also answers with a ``BlackboxLLM`` on another engine (the model whose
     prompt is optimised): the backward engine critiques that model's outputs, not its own."""
-    engine = c.kw("engine") or c.kw("backward_engine") or (c.args[0] if c.args else None)
+    engine = _engine_arg(c)
     mine = set(engine.names) if engine is not None else set()
     for fn in it.mod.facts.functions.values():
         for call in fn.calls:
@@ -248,38 +234,24 @@ def _global_calls(it: Interp, val: Val) -> list[CallIR]:
     return out
 
 
-def _arg(c: CallIR, keys: tuple[str, ...]) -> Val | None:
-    """The first of a row's keys the call passes ("#0" is the first positional argument)."""
-    for k in keys:
-        if k.startswith("#"):
-            i = int(k[1:])
-            if len(c.args) > i:
-                return c.args[i]
-        else:
-            v = c.kw(k)
-            if v is not None:
-                return v
-    return None
-
-
 def _describe(it: Interp, c: CallIR, row: ObjectRow) -> FrameworkObject:
-    name_val = _arg(c, row.name)
+    name_val = call_arg(c, row.name)
     name = name_val.text if name_val is not None and name_val.text else ""
-    system = _arg(c, row.instructions)
-    structured = row.always_structured or _arg(c, row.structured) is not None
+    system = call_arg(c, row.instructions)
+    structured = row.always_structured or call_arg(c, row.structured) is not None
     short = c.func.rsplit(".", 1)[-1]
     reasoning = (row.reasoning.replace("{class}", short),) if row.reasoning else ()
     members: tuple[tuple[str, str, int], ...] = ()
     if row.members:
         keys: list[tuple[str, str, int]] = []
         for k in row.members:
-            v = _arg(c, (k,))
+            v = call_arg(c, (k,))
             for n in v.names if v is not None else ():
                 for lb in it.read(n):
                     if lb.kind == "chat" and lb.origin is not None:
                         keys.append(lb.origin.key)
         members = tuple(dict.fromkeys(keys))
-    tv = _arg(c, row.tools)
+    tv = call_arg(c, row.tools)
     tools = (tuple(tv.tool_names) + callmodels.const_tools(it, tv)) if tv is not None else ()
     if tv is not None and row.tool_instances:  # FileWriterTool(): the class says what it does
         tools += tuple(it.fn.calls[cid].func.rsplit(".", 1)[-1] for cid in tv.calls
@@ -394,7 +366,7 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
         if len(models) == 1:
             model, model_where = models.pop()
     fw = CAT.frameworks[info.framework]
-    run_cfg = _arg(c, fw.run_config)
+    run_cfg = call_arg(c, fw.run_config)
     if run_cfg is not None:  # a run-level config naming the model overrides the default
         found = model_in(it, run_cfg)
         defaults = {r.model.default for r in fw.objects if r.model is not None}

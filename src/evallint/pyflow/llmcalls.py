@@ -12,14 +12,13 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from evallint.catalogue import CallRow
+from evallint.catalogue import CallRow, ObjectRow
 from evallint.pyflow import callmodels, callroles, effective, flows, frameworks, loopfacts
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.ir import CallIR, FunctionIR, Val
 from evallint.pyflow.providers import (
     CAT,
-    chat_ctor,
-    framework_evaluator,
+    call_arg,
     model_value,
     qualify,
     sdk_call_row,
@@ -98,12 +97,12 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
     sdk = sdk_kind(it, c, kind, name)
     if sdk is not None:
         return sdk_call(it, c, sdk, args, kws)
-    if kind == "ext" and chat_ctor(name):
+    row = CAT.object_row(name) if kind == "ext" else None  # one lookup for every object kind
+    if row is not None and row.kind == "chat":
         return chat_object(it, c, it.mod, it.fn, lambda v: callmodels.model_of_val(it, v))
     if kind == "ext" and it.an.framework_name(name, it.path):
-        fw = frameworks.object_kind(name)
-        if fw is not None:
-            return frameworks.make_object(it, c, fw[0], fw[1], it.path, it.fn.name)
+        if row is not None and frameworks.is_framework_object(row):
+            return frameworks.make_object(it, c, row, it.path, it.fn.name)
         if frameworks.is_configure(name) is not None:
             frameworks.configure(it, name, c)
             return frozenset()
@@ -112,9 +111,8 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
             if chats:
                 prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
                 return frameworks.run_object(it, c, chats, c.args[0], prompts, inputs)
-    evaluator = framework_evaluator(name) if kind == "ext" else None
-    if evaluator is not None:
-        return framework_object(it, c, name)
+    if row is not None and row.kind == "evaluator":
+        return framework_object(it, c, row)
     if it.an.is_extractor(c.func):
         return sanitize(frozenset().union(recv, *args, *kws.values()))
     if kind in ("fn", "ext"):
@@ -240,11 +238,11 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
              kws: dict[str, frozenset[L]]) -> frozenset[L]:
     """A call that runs a model directly; ``row`` says where its model and prompt are."""
     mpos, ppos = row.model_position, row.prompt_position
-    model_val = _first_kw(c, CAT.model_keywords) or (
+    model_val = call_arg(c, CAT.model_keywords) or (
         c.args[mpos] if mpos is not None and len(c.args) > mpos else None)
     if model_val is None and c.star:
         callmodels.forwarded_model(it, c)
-    system_val = _first_kw(c, CAT.system_keywords)
+    system_val = call_arg(c, CAT.system_keywords)
     prompt_vals = [v for k, v in c.kwargs if k in CAT.prompt_keywords]
     if ppos is not None and len(c.args) > ppos:
         prompt_vals.append(c.args[ppos])
@@ -296,15 +294,6 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
     return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
 
 
-def _first_kw(c: CallIR, names: Iterable[str]) -> Val | None:
-    """The value of the first of ``names`` the call passes (in the catalogue's order)."""
-    for n in names:
-        v = c.kw(n)
-        if v is not None:
-            return v
-    return None
-
-
 def schema_scored(it: Interp, vals: list[Val]) -> bool:
     return schema_has_score(it.mod.facts.constants, vals)
 
@@ -322,12 +311,10 @@ def chat_object(it: Interp, c: CallIR, mod: Module, fn: FunctionIR,
     return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
 
 
-def framework_object(it: Interp, c: CallIR, qualified: str) -> frozenset[L]:
-    """An evaluation framework's evaluator (uptrain ``EvalLLM(Settings(model=...))``): a
-    chat object whose ``evaluate()`` is an evaluator call on the settings' model (the
-    catalogue row names the settings classes)."""
-    row = CAT.object_row(qualified)
-    assert row is not None
+def framework_object(it: Interp, c: CallIR, row: ObjectRow) -> frozenset[L]:
+    """An evaluation framework's evaluator (uptrain ``EvalLLM(Settings(model=...))``,
+    LlamaIndex's ``FaithfulnessEvaluator(llm=...)``): a chat object whose ``evaluate()`` is
+    an evaluator call on the model its catalogue row says it takes."""
     framework = row.framework
     it.touched = True
     key = (it.path, it.fn.name, c.id)
@@ -360,7 +347,7 @@ def _object_or_model(it: Interp, val: Val) -> tuple[str | None, str]:
 def chat_bound(it: Interp, c: CallIR, chats: list[L], mod: Module, fn: FunctionIR
                ) -> frozenset[L]:
     """``llm.with_structured_output(Verdict)``, ``llm.bind_tools(...)``: the same model."""
-    structured = c.func.endswith("with_structured_output")
+    structured = c.func.rsplit(".", 1)[-1] in CAT.derive_structured
     key = (mod.path, fn.name, c.id)
     out: set[L] = set()
     for lb in chats:

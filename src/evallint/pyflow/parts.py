@@ -159,7 +159,7 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
     return list(parts.values())
 
 
-def _builds_llm_object(facts: PythonFacts, name: str) -> bool:
+def builds_llm_object(facts: PythonFacts, name: str) -> bool:
     """Is the module-level ``name`` built by a catalogue constructor (an agent, a chat
     model)? Only such a name links a file that imports it to the module's part."""
     val = facts.constants.get(name)
@@ -196,7 +196,7 @@ class _Resolver:
         if not self.tables.may_resolve(name):
             return None
         const = self.tables.constant(name, near)
-        return const[0].path if const is not None and _builds_llm_object(
+        return const[0].path if const is not None and builds_llm_object(
             const[0].facts, const[1]) else None
 
     def targets(self, name: str, near: str) -> list[str]:
@@ -217,7 +217,7 @@ class _Resolver:
         if found is not None:
             out.append(found[0].path)
         const = tables.constant(name, near)  # a module-level agent (``wikipedia_agent``)
-        if const is not None and _builds_llm_object(const[0].facts, const[1]):
+        if const is not None and builds_llm_object(const[0].facts, const[1]):
             out.append(const[0].path)
         mod = tables.module(name, near)
         if mod is not None:

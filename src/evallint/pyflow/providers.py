@@ -1,14 +1,15 @@
 """SDK calls and framework roots, read from the catalogue (:mod:`evallint.catalogue`).
 
 The catalogue's rows say which calls run a model; this module applies them to a call the IR
-recorded: :func:`sdk_call_row` for a method or function call, :func:`chat_ctor` and
-:func:`framework_evaluator` for objects, and the two module-level questions the front-end asks
-before any interpretation (:func:`has_sdk_call`, :func:`framework_roots`). Adding an SDK is a
-catalogue file, not an edit here.
+recorded: :func:`sdk_call_row` for a method or function call, :func:`call_arg` and
+:func:`model_value` for the arguments rows name, and the two module-level questions the
+front-end asks before any interpretation (:func:`has_sdk_call`, :func:`framework_roots`).
+Adding an SDK is a catalogue file, not an edit here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from evallint import catalogue
@@ -16,12 +17,6 @@ from evallint.catalogue import CallRow, ModelFrom
 from evallint.pyflow.ir import CallIR, PythonFacts, Val
 
 CAT = catalogue.load()
-
-
-def chat_ctor(qualified: str) -> bool:
-    """``langchain_openai.ChatOpenAI``, ``langchain.chat_models.init_chat_model``."""
-    row = CAT.object_row(qualified)
-    return row is not None and row.kind == "chat"
 
 
 def framework_evaluator(qualified: str) -> str | None:
@@ -40,12 +35,12 @@ def _method_rows(func: str) -> tuple[CallRow, ...]:
 
 def _imports_own(row: CallRow, imports: dict[str, str]) -> bool:
     fw = CAT.frameworks[row.framework]
-    return any(fw.owns(v) for v in imports.values())
+    return any(CAT.framework_of(v) is fw for v in imports.values())
 
 
 def _imports_sdk(imports: dict[str, str]) -> bool:
-    return any(fw.sdk and fw.calls and fw.owns(v) for v in imports.values()
-               for fw in CAT.frameworks.values())
+    return any((fw := CAT.framework_of(v)) is not None and fw.sdk and bool(fw.calls)
+               for v in imports.values())
 
 
 def sdk_call_row(func: str, qualified: str | None, keywords: frozenset[str],
@@ -87,7 +82,7 @@ def has_sdk_call(facts: PythonFacts) -> bool:
     seen: set[tuple[str, frozenset[str]]] = set()
     for fn in facts.functions.values():
         for c in fn.calls:
-            kws = frozenset(k for k, _ in c.kwargs if k in CAT.model_keywords or k == "prompt")
+            kws = frozenset(k for k, _ in c.kwargs if k in CAT.model_keywords)
             shape = (c.func, kws)
             if shape in seen:
                 continue
@@ -149,18 +144,27 @@ def qualify(func: str, imports: dict[str, str]) -> str:
     return f"{target}{func[len(root):]}" if target else func
 
 
+def call_arg(c: CallIR, keys: Iterable[str], position: int | None = None) -> Val | None:
+    """The first of a row's keys the call passes (``"#0"`` is the first positional
+    argument), else the argument at ``position``."""
+    for k in keys:
+        if k.startswith("#"):
+            i = int(k[1:])
+            if len(c.args) > i:
+                return c.args[i]
+        else:
+            v = c.kw(k)
+            if v is not None:
+                return v
+    if position is not None and len(c.args) > position:
+        return c.args[position]
+    return None
+
+
 def model_value(model: ModelFrom | None, c: CallIR) -> Val | None:
     """The argument a row's model comes from: the first of its keywords the call passes,
     else its position."""
-    if model is None:
-        return None
-    for k in model.keywords:
-        v = c.kw(k)
-        if v is not None:
-            return v
-    if model.position is not None and len(c.args) > model.position:
-        return c.args[model.position]
-    return None
+    return call_arg(c, model.keywords, model.position) if model is not None else None
 
 
 def default_model(qualified: str) -> tuple[str, str] | None:

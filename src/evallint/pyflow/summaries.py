@@ -161,6 +161,7 @@ class Tables:
         # (every import of every module, every call); a table never changes once built.
         self._owners: dict[str, list[Module]] = {}  # the modules of the longest prefix
         self._function_names: dict[tuple[str, str], tuple[Module, str] | None] = {}
+        self._reexports: dict[tuple[str, str], tuple[Module, str] | None] = {}
         self._plain_functions: dict[str, tuple[Module, str] | object | None] = {}
         self._components: frozenset[str] | None = None
         # While set, every lookup is added here with its answer (a function's interpretation
@@ -241,6 +242,15 @@ class Tables:
         found = self._function_direct(qualified, near)
         if found is not None or hops >= 4:
             return found
+        key = (qualified, near.rpartition("/")[0])  # as _function_direct: the folder decides
+        if hops == 0 and key in self._reexports:
+            return self._reexports[key]
+        found = self._reexported(qualified, near, hops)
+        if hops == 0:
+            self._reexports[key] = found
+        return found
+
+    def _reexported(self, qualified: str, near: str, hops: int) -> tuple[Module, str] | None:
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             mod = self._module(".".join(parts[:cut]), near)
