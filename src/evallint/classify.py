@@ -105,7 +105,26 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
             return FileKind.PROMPT
         if text_head is not None and stem not in _DOC_NAMES and _DOLLAR.search(text_head):
             return FileKind.PROMPT  # a WildBench-style template: "{$name}" only fills prompts
+        if suffix in (".md", ".markdown") and is_instruction_file(rel):
+            return FileKind.INSTRUCTIONS
     return None
+
+
+# Files a coding agent reads as its standing instructions, whatever folder they are in.
+_INSTRUCTION_NAMES = frozenset({"agents.md", "claude.md", "claude.local.md", "gemini.md",
+                                "skill.md", "copilot-instructions.md"})
+
+
+def is_instruction_file(rel: str) -> bool:
+    """Whether a markdown file tells a coding agent how to work: a project instruction file
+    (``AGENTS.md``, ``CLAUDE.md``), a skill (``SKILL.md`` and the markdown its folder keeps)
+    or a slash command (markdown under ``commands/``). Agent definitions are decided first."""
+    p = PurePosixPath(rel)
+    if p.name.lower() in _INSTRUCTION_NAMES:
+        return True
+    parts = [s.lower() for s in p.parts[:-1]]
+    nearest = next((d for d in reversed(parts) if d in _NOT_AGENT_DIRS or d == "agents"), "")
+    return nearest in _NOT_AGENT_DIRS
 
 
 _DOLLAR = re.compile(r"\{\$[A-Za-z_]\w*\}")

@@ -20,6 +20,7 @@ class FileKind(str, Enum):
     LOOP_SPEC = "loop-spec"  # evallint's own loop spec, aiwg pipeline.config.yaml, judge specs
     PROMPT_COLLECTION = "prompt-collection"  # .jsonl/.json records holding prompt templates
     JUDGE_CONFIG = "judge-config"  # annotator/judge configs naming or holding judge templates
+    INSTRUCTIONS = "instructions"  # SKILL.md, AGENTS.md, CLAUDE.md, commands: how agents are run
 
 
 TEMPLATE_KINDS = frozenset(

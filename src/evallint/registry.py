@@ -92,12 +92,14 @@ MODULE_KINDS: dict[str, tuple[str, ...] | None] = {
     "evallint.frontends.python_front": _PY,
     "evallint.frontends.prompt_files": _TEMPLATES,
     "evallint.frontends.agents_front": ("agent", "claude-settings"),
+    "evallint.frontends.instructions_front": ("instructions",),
     "evallint.frontends.config_refs": ("judge-config",),
     "evallint.frontends.jsonl_front": ("prompt-collection",),
     "evallint.frontends.loopspec_front": ("loop-spec",),
     "evallint.frontends.openai_evals_front": ("openai-evals",),
     "evallint.frontends.promptfoo_front": ("promptfoo",),
     "evallint.checks.agents": ("agent", "claude-settings"),
+    "evallint.checks.instructions": ("instructions", "agent"),
     # judge configs, collections and promptfoo configs: the template checks on the
     # templates they hold
     "evallint.checks.embedded_templates": ("judge-config", "prompt-collection", "promptfoo"),
@@ -186,7 +188,8 @@ _FRONTENDS = "evallint.frontends."
 # tests/test_registry_kinds.py keeps this right.
 FILE_CHECK_MODULES = frozenset({
     "evallint.checks.agents", "evallint.checks.embedded_templates",
-    "evallint.checks.evallint_keys", "evallint.checks.loopspec", "evallint.checks.promptfoo",
+    "evallint.checks.evallint_keys", "evallint.checks.instructions", "evallint.checks.loopspec",
+    "evallint.checks.promptfoo",
     "evallint.checks.python_cells", "evallint.checks.templates",
 })
 

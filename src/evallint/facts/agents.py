@@ -22,6 +22,15 @@ class ToolRef:
         return f"{self.name}({self.spec})" if self.spec is not None else self.name
 
 
+@dataclass(frozen=True)
+class ModelPolicy:
+    """A sentence of prose that puts a judge on the generator's model (EL305)."""
+
+    pos: Pos  # where the same-model cue starts
+    judge: str  # the word naming the judge ("reviewer")
+    quote: str  # the sentence, clipped
+
+
 @dataclass
 class AgentFacts(FileFacts):
     """A sub-agent definition. ``tools`` is None when the front matter has no ``tools`` key."""
@@ -36,6 +45,16 @@ class AgentFacts(FileFacts):
     model: str | None = None
     model_pos: Pos | None = None
     front_matter_pos: Pos = field(default_factory=lambda: Pos(1, 1))
+    # sentences of the body that dispatch a judge on the generator's model (EL305)
+    model_policies: list[ModelPolicy] = field(default_factory=list)
+
+
+@dataclass
+class InstructionFacts(FileFacts):
+    """A skill, a slash command or a project instruction file (``AGENTS.md``, ``CLAUDE.md``):
+    prose that tells the session how to run its agents."""
+
+    model_policies: list[ModelPolicy] = field(default_factory=list)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from evallint.facts.agents import (
     ToolRef,
 )
 from evallint.frontend import ParseError, frontend
+from evallint.frontends.model_policy import model_policies
 from evallint.kinds import FileKind
 from evallint.marks import (
     Doc,
@@ -372,6 +373,7 @@ def parse_agent(source: SourceFile, config: Config) -> AgentFacts:
     if model is not None:
         facts.model = str(model).strip()
         facts.model_pos = doc.keys.get(("model",))
+    facts.model_policies = model_policies(body, body_line)
     return facts
 
 
