@@ -306,7 +306,8 @@ def test_a_systems_auditor_is_no_judge() -> None:
 
 def test_a_skill_under_a_prompts_folder_is_no_prompt_either() -> None:
     """A skill about evaluators kept under ``prompts/`` is instructions for an agent, not a
-    judge prompt: neither kind applies (prompts beside it still are prompts)."""
+    judge prompt: it is read as instructions (prompts beside it still are prompts)."""
     head = "---\nname: graders\ndescription: How to write graders.\n---\n"
-    assert classify("server/agents/prompts/skills/graders/SKILL.md", head) is None
+    assert classify("server/agents/prompts/skills/graders/SKILL.md", head) is \
+        FileKind.INSTRUCTIONS
     assert classify("server/agents/prompts/judge.md", head) is FileKind.PROMPT

@@ -132,6 +132,8 @@ class Framework:
     set_model: tuple[str, ...] = ()
     reasoning_fields: tuple[str, ...] = ()
     examples: tuple[dict[str, Any], ...] = ()
+    run_object: tuple[str, ...] = ()  # keywords a run function takes its object by
+    entry_names: tuple[str, ...] = ()  # module-level names the framework's own CLI runs
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -165,7 +167,8 @@ _CALL_KEYS = {"methods": list, "functions": list, "requires": str, "needs_keywor
               "model_position": int, "prompt_position": int, "family": str}
 _SETTER_KEYS = {"calls": list, "model": dict, "hook": str}
 _RUN_KEYS = {"functions": list, "methods": list, "judge_methods": list, "callable": bool,
-             "prompt": list, "options": list, "run_config": list, "task_methods": list}
+             "prompt": list, "options": list, "run_config": list, "task_methods": list,
+             "object": list, "entry_names": list}
 _HISTORY_KEYS = {"methods": list, "attributes": list}
 _DERIVE_KEYS = {"methods": list, "structured": list}
 _KEYWORD_KEYS = {"model": list, "system": list, "prompt": list, "structured": list,
@@ -286,7 +289,7 @@ def parse_framework(data: Any, source: str) -> Framework:
         _strs(history, "attributes"),
         _strs(derive, "methods"), _strs(derive, "structured"), setters("configure"),
         setters("context"), _strs(d, "set_model"), _strs(fields_, "reasoning"),
-        tuple(examples))
+        tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"))
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -345,6 +348,10 @@ class Catalogue:
         self.prefilter = tuple(dict.fromkeys(w.lower() for fw in fws for w in fw.prefilter))
         self.ambient = tuple(fw.id for fw in fws if fw.ambient)
         self.run_functions = {f: fw.id for fw in fws for f in fw.run_functions}
+        self.run_object = {fw.id: fw.run_object for fw in fws if fw.run_object}
+        self.entry_names = frozenset(n for fw in fws for n in fw.entry_names)
+        self.entry_frameworks = {n: frozenset(fw.id for fw in fws if n in fw.entry_names)
+                                 for n in self.entry_names}
         self.run_methods = {fw.id: frozenset(fw.run_methods) for fw in fws if fw.run_methods}
         # a chat model's methods, and a framework object's (by the kinds a file's objects are)
         self.chat_run_methods = frozenset(m for fw in fws if any(o.kind == "chat"

@@ -75,6 +75,15 @@ def _model(c: LLMCall) -> str:
     return f"`{c.model}`{how}"
 
 
+def _who(c: LLMCall, role: str, other: LLMCall) -> str:
+    """How a message names one end: by its place, or, when both ends are one run (the
+    members of a team run where the team is run), by what runs there."""
+    at = where(c.path, c.pos)
+    if _place(c) == _place(other) and c.origin is not None and c.origin.what:
+        return f"the {role} {c.origin.what.removeprefix('the ')} at {at}"
+    return f"the {role} call at {at}"
+
+
 @pair_source
 def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
     """Evaluator and generator calls of one loop (:func:`_pairs`) with a model or an object."""
@@ -89,10 +98,8 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             if e.obj_at is not None:
                 related.append(rel(*e.obj_at, "the chat model object both calls use"))
         yield ModelPair(
-            ModelEnd(f"the evaluator call at {where(e.path, e.pos)}", e.path, e.pos, e.model,
-                     _model(e)),
-            ModelEnd(f"the generator call at {where(g.path, g.pos)}", g.path, g.pos, g.model,
-                     _model(g)),
+            ModelEnd(_who(e, "evaluator", g), e.path, e.pos, e.model, _model(e)),
+            ModelEnd(_who(g, "generator", e), g.path, g.pos, g.model, _model(g)),
             key=e.origin.key if e.origin else None, related=tuple(related),
             evidence=tuple([f"evaluator: {x}" for x in e.evidence]
                            + [f"generator: {x}" for x in g.evidence]),

@@ -246,10 +246,10 @@ def _describe(it: Interp, c: CallIR, row: ObjectRow) -> FrameworkObject:
         keys: list[tuple[str, str, int]] = []
         for k in row.members:
             v = call_arg(c, (k,))
-            for n in v.names if v is not None else ():
-                for lb in it.read(n):
-                    if lb.kind == "chat" and lb.origin is not None:
-                        keys.append(lb.origin.key)
+            # names and inline constructors alike (sub_agents=[writer, LoopAgent(...)])
+            for lb in it.peek(v) if v is not None else ():
+                if lb.kind == "chat" and lb.origin is not None:
+                    keys.append(lb.origin.key)
         members = tuple(dict.fromkeys(keys))
     tv = call_arg(c, row.tools)
     tools = (tuple(tv.tool_names) + callmodels.const_tools(it, tv)) if tv is not None else ()
@@ -405,7 +405,7 @@ def _team_members(it: Interp, c: CallIR, team: FrameworkObject) -> None:
     the other members are effective calls of their own, on their own models - the judge,
     and the generators whose turns it grades."""
     roles: list[tuple[int, tuple[str, str, int], FrameworkObject, Role, str]] = []
-    for i, key in enumerate(team.members[:8]):
+    for i, key in enumerate(_flat_members(it, team)[:12]):
         member = it.an.fw_objects.get(key)
         if member is None:
             continue
@@ -425,6 +425,39 @@ def _team_members(it: Interp, c: CallIR, team: FrameworkObject) -> None:
         it.summary.n_llm += 1
         effective.record(it, c, c.func, role, (f"{name}: {evidence[0]}",), {}, model,
                          model_where, member.tools, origin, own_role=False)
+
+
+def _flat_members(it: Interp, team: FrameworkObject, depth: int = 0
+                  ) -> list[tuple[str, str, int]]:
+    """A team's members in turn order, a member team (ADK's LoopAgent inside a
+    SequentialAgent) replaced by its own members."""
+    out: list[tuple[str, str, int]] = []
+    for key in team.members:
+        member = it.an.fw_objects.get(key)
+        if member is not None and member.kind == "team" and depth < 3:
+            out.extend(_flat_members(it, member, depth + 1))
+        else:
+            out.append(key)
+    return list(dict.fromkeys(out))
+
+
+def run_entry(it: Interp, target: str, value: Val, labels: frozenset[L]) -> None:
+    """``root_agent = SequentialAgent(...)`` at module level: the framework's own CLI runs
+    it (``adk run``), so a team there is run as if a runner were given it."""
+    if it.fn.name != "<module>" or target not in CAT.entry_names:
+        return
+    frameworks = CAT.entry_frameworks[target]
+    chats = framework_chats(it, labels)
+    inner = {k for lb in chats if lb.origin is not None
+             for k in it.an.fw_objects[lb.origin.key].members}
+    for lb in chats:
+        assert lb.origin is not None
+        info = it.an.fw_objects[lb.origin.key]
+        if info.framework not in frameworks or info.kind != "team" or lb.origin.key in inner:
+            continue
+        path, fn, cid = lb.origin.key
+        if (path, fn) == (it.path, it.fn.name) and cid < len(it.fn.calls):
+            _team_members(it, it.fn.calls[cid], info)
 
 
 def run_inputs(c: CallIR, args: list[frozenset[L]], kws: dict[str, frozenset[L]],

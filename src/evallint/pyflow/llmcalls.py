@@ -106,11 +106,18 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if frameworks.is_configure(name) is not None:
             frameworks.configure(it, name, c)
             return frozenset()
-        if name in CAT.run_functions and args:
-            chats = frameworks.framework_chats(it, args[0])
-            if chats:
-                prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
-                return frameworks.run_object(it, c, chats, c.args[0], prompts, inputs)
+        if name in CAT.run_functions:
+            run_by = CAT.run_object.get(CAT.run_functions[name], ())
+            given = next(((k, c.kw(k)) for k in run_by if c.kw(k) is not None), None)
+            if given is not None:  # Runner(agent=pipeline, ...): the object's run
+                chats = frameworks.framework_chats(it, kws.get(given[0], frozenset()))
+                if chats:
+                    return frameworks.run_object(it, c, chats, given[1], [], {})
+            elif args:
+                chats = frameworks.framework_chats(it, args[0])
+                if chats:
+                    prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
+                    return frameworks.run_object(it, c, chats, c.args[0], prompts, inputs)
     if row is not None and row.kind == "evaluator":
         return framework_object(it, c, row)
     if it.an.is_extractor(c.func):
