@@ -74,12 +74,44 @@ def test_a_clean_example_reports_none_of_its_codes(fid: str, example: dict[str, 
     ({"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
       "packages": ["x"], "objects": [{"classes": "Agent", "kind": "agent"}]},
      "objects[0].classes: expected list"),
+    ({"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
+      "packages": ["x"], "objects": [{"classes": ["Agent"], "kind": "agent", "since": "v2"}]},
+     "objects[0].since: a release number"),
+    # an old and a current shape of one class must be told apart
+    ({"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
+      "packages": ["x"], "objects": [
+          {"classes": ["Grader"], "kind": "evaluator", "in": ["x.old"], "until": "2.0"},
+          {"classes": ["Grader"], "kind": "evaluator", "in": ["x.old"], "since": "1.5"}]},
+     "objects[0] and objects[1] both describe Grader"),
+    ({"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
+      "packages": ["x"], "objects": [
+          {"classes": ["Grader"], "kind": "evaluator", "since": "2.0", "until": "1.0"}]},
+     "since 2.0 is not before until 1.0"),
 ])
 def test_a_malformed_catalogue_file_is_refused_with_its_name_and_key(doc: dict[str, Any],
                                                                     message: str) -> None:
     with pytest.raises(CatalogueError) as err:
         parse_framework(doc, "rules/models/x.yaml")
     assert "rules/models/x.yaml" in str(err.value) and message in str(err.value)
+
+
+def test_two_shapes_of_one_class_live_side_by_side_when_told_apart() -> None:
+    """Release ranges that do not overlap, or different modules, keep an old and a current
+    API of one class in one file (TruLens's provider before and after 1.0)."""
+    base = {"id": "x", "label": "X", "written_against": "x 2", "docs": "https://x",
+            "packages": ["x"]}
+    by_release = parse_framework({**base, "objects": [
+        {"classes": ["Grader"], "kind": "evaluator", "until": "2.0"},
+        {"classes": ["Grader"], "kind": "evaluator", "since": "2.0"}]}, "x.yaml")
+    assert [(r.since, r.until) for r in by_release.objects] == [("", "2.0"), ("2.0", "")]
+    by_module = parse_framework({**base, "objects": [
+        {"classes": ["Grader"], "kind": "evaluator", "in": ["x_legacy"]},
+        {"classes": ["Grader"], "kind": "evaluator", "in": ["x.providers"]}]}, "x.yaml")
+    assert len(by_module.objects) == 2
+    trulens = CAT.frameworks["trulens"]
+    defaults = {(r.since, r.until): r.model.default for r in trulens.objects
+                if "OpenAI" in r.classes and r.model is not None}
+    assert defaults == {("1.0", ""): "gpt-4o-mini", ("", "1.0"): "gpt-3.5-turbo"}
 
 
 def test_the_keyword_vocabularies_are_the_union_of_the_rows() -> None:

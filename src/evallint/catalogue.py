@@ -17,6 +17,7 @@ The files are ours and ship precompiled beside them (``models.compiled.json``, r
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -69,6 +70,8 @@ class ObjectRow:
     members: tuple[str, ...] = ()
     hook: str = ""
     settings: tuple[str, ...] = ()
+    since: str = ""  # the first release with this shape ("1.0"); empty: any
+    until: str = ""  # the first release without it; empty: still current
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,9 @@ class Framework:
     examples: tuple[dict[str, Any], ...] = ()
     run_object: tuple[str, ...] = ()  # keywords a run function takes its object by
     entry_names: tuple[str, ...] = ()  # module-level names the framework's own CLI runs
+    judge_functions: tuple[str, ...] = ()  # given an evaluator's method: that judge's run
+    app_functions: tuple[str, ...] = ()  # given the app under evaluation (the generator)
+    app_keywords: tuple[str, ...] = ()  # keywords those take the app by
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -162,13 +168,14 @@ _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where
 _OBJECT_KEYS = {"classes": list, "in": list, "kind": str, "model": dict, "name": list,
                 "instructions": list, "structured": (list, str), "reasoning": str,
                 "tools": list, "tool_instances": bool, "members": list, "hook": str,
-                "settings": list}
+                "settings": list, "since": str, "until": str}
 _CALL_KEYS = {"methods": list, "functions": list, "requires": str, "needs_keyword": str,
               "model_position": int, "prompt_position": int, "family": str}
 _SETTER_KEYS = {"calls": list, "model": dict, "hook": str}
 _RUN_KEYS = {"functions": list, "methods": list, "judge_methods": list, "callable": bool,
              "prompt": list, "options": list, "run_config": list, "task_methods": list,
-             "object": list, "entry_names": list}
+             "object": list, "entry_names": list, "judge_functions": list,
+             "app_functions": list, "app_keywords": list}
 _HISTORY_KEYS = {"methods": list, "attributes": list}
 _DERIVE_KEYS = {"methods": list, "structured": list}
 _KEYWORD_KEYS = {"model": list, "system": list, "prompt": list, "structured": list,
@@ -207,6 +214,45 @@ def _model(where: str, data: Any) -> ModelFrom | None:
                      str(d.get("default_where", "")), bool(d.get("ambient", False)))
 
 
+_VERSION = re.compile(r"^\d+(?:\.\d+)*$")
+
+
+def _version(where: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not _VERSION.match(value):
+        raise CatalogueError(f"{where}: a release number such as \"1.0\", got {value!r}")
+    return value
+
+
+def _release(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def _versions_apart(source: str, rows: list[ObjectRow]) -> None:
+    """Two shapes of one class (an old and a current API) must be told apart: by the
+    modules they come from, or by release ranges that do not overlap."""
+    for i, a in enumerate(rows):
+        if a.since and a.until and _release(a.since) >= _release(a.until):
+            raise CatalogueError(f"{source}: objects[{i}]: since {a.since} is not before "
+                                 f"until {a.until}")
+        for j in range(i + 1, len(rows)):
+            b = rows[j]
+            if not a.classes & b.classes:
+                continue
+            if a.within and b.within and not set(a.within) & set(b.within):
+                continue
+            a_end, b_end = a.until or "", b.until or ""
+            if (a_end and b.since and _release(a_end) <= _release(b.since)) or \
+                    (b_end and a.since and _release(b_end) <= _release(a.since)):
+                continue
+            shared = ", ".join(sorted(a.classes & b.classes))
+            raise CatalogueError(
+                f"{source}: objects[{i}] and objects[{j}] both describe {shared} from the "
+                "same modules for overlapping releases (give each its own `in:` or "
+                "since/until)")
+
+
 def _enum(where: str, value: str, allowed: tuple[str, ...]) -> str:
     if value and value not in allowed:
         raise CatalogueError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
@@ -236,7 +282,9 @@ def parse_framework(data: Any, source: str) -> Framework:
             tuple(structured) if isinstance(structured, list) else (),
             structured == "always", str(o.get("reasoning", "")), _strs(o, "tools"),
             bool(o.get("tool_instances", False)), _strs(o, "members"),
-            _enum(f"{w}.hook", str(o.get("hook", "")), HOOKS), _strs(o, "settings")))
+            _enum(f"{w}.hook", str(o.get("hook", "")), HOOKS), _strs(o, "settings"),
+            _version(f"{w}.since", o.get("since")), _version(f"{w}.until", o.get("until"))))
+    _versions_apart(source, objects)
     calls: list[CallRow] = []
     for i, raw in enumerate(d.get("calls") or ()):
         w = f"{source}: calls[{i}]"
@@ -289,7 +337,9 @@ def parse_framework(data: Any, source: str) -> Framework:
         _strs(history, "attributes"),
         _strs(derive, "methods"), _strs(derive, "structured"), setters("configure"),
         setters("context"), _strs(d, "set_model"), _strs(fields_, "reasoning"),
-        tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"))
+        tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"),
+        _strs(runs, "judge_functions"), _strs(runs, "app_functions"),
+        _strs(runs, "app_keywords"))
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -349,6 +399,8 @@ class Catalogue:
         self.ambient = tuple(fw.id for fw in fws if fw.ambient)
         self.run_functions = {f: fw.id for fw in fws for f in fw.run_functions}
         self.run_object = {fw.id: fw.run_object for fw in fws if fw.run_object}
+        self.judge_functions = frozenset(f for fw in fws for f in fw.judge_functions)
+        self.app_functions = {f: fw.app_keywords for fw in fws for f in fw.app_functions}
         self.entry_names = frozenset(n for fw in fws for n in fw.entry_names)
         self.entry_frameworks = {n: frozenset(fw.id for fw in fws if n in fw.entry_names)
                                  for n in self.entry_names}

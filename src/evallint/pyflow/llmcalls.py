@@ -78,6 +78,36 @@ def _note_task(it: Interp, c: CallIR, short: str) -> None:
                         f"the task `{c.func}()` evaluates")
 
 
+def _note_app(it: Interp, c: CallIR, keywords: tuple[str, ...]) -> None:
+    """``TruApp(desk, feedbacks=[...])``, ``TruBasicApp(answer)``: the app a recorder wraps is
+    under evaluation, so a function given, or every method of the class the object given was
+    built from, is a generator by structure (the ``tasks`` table, as for a dataset's task)."""
+    val = next((v for k in keywords if (v := c.kw(k)) is not None),
+               c.args[0] if c.args else None)
+    if val is None or len(val.names) != 1 or val.calls:
+        return
+    why = f"the app `{c.func.rsplit('.', 1)[-1]}()` records and evaluates"
+    name = val.names[0]
+    kind, qual = it.resolve(name)
+    found = it.an.tables.function(qual, it.path) if kind in ("fn", "ext") else None
+    if found is not None:
+        it.an.set_state("tasks", (found[0].path, found[1].name), why)
+        return
+    for v in it.local_vals.get(name, ()):  # desk = HelpDesk(): the class's methods
+        for cid in v.calls[:1]:
+            ctor = it.fn.calls[cid].func if cid < len(it.fn.calls) else ""
+            root, _, rest = ctor.partition(".")
+            target = it.mod.facts.imports.get(root)
+            mod = it.an.tables.owner(f"{target}.{rest}" if rest else target, it.path) \
+                if target else it.mod
+            cls = ctor.rsplit(".", 1)[-1]
+            if mod is None or not cls:
+                continue
+            for fname in mod.facts.functions:
+                if fname.startswith(cls + ".") and fname.count(".") == 1:
+                    it.an.set_state("tasks", (mod.path, fname), why)
+
+
 def sdk_kind(it: Interp, c: CallIR, kind: str, name: str) -> CallRow | None:
     """The catalogue row of a call that runs a model directly (an SDK call), or None."""
     keywords = frozenset(k for k, _ in c.kwargs)
@@ -106,6 +136,15 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if frameworks.is_configure(name) is not None:
             frameworks.configure(it, name, c)
             return frozenset()
+        if name in CAT.judge_functions and c.args and len(c.args[0].names) == 1:
+            # Feedback(grader.relevance): the grader's method is run on each record
+            owner = c.args[0].names[0].rpartition(".")[0]
+            chats = [lb for lb in it.read(owner) if lb.kind == "chat" and lb.origin is not None
+                     and lb.origin.key in it.an.framework] if owner else []
+            if chats:
+                return chat_call(it, c, chats, [], {}, judge=True)
+        if name in CAT.app_functions:
+            _note_app(it, c, CAT.app_functions[name])
         if name in CAT.run_functions:
             run_by = CAT.run_object.get(CAT.run_functions[name], ())
             given = next(((k, c.kw(k)) for k in run_by if c.kw(k) is not None), None)
