@@ -187,6 +187,15 @@ class Analysis:
 
     # ------------------------------------------------------------------ relevance
 
+    def _reexports_helper(self, mod: Module, helpers: set[tuple[str, str]]) -> bool:
+        """Does ``mod`` import an LLM helper that its importers take from it (``import
+        pkg.loop as loop`` then ``loop.solve()``, where ``pkg/loop.py`` imports ``solve``)?"""
+        for target in mod.facts.imports.values():
+            found = self.tables.function_name(target, mod.path)
+            if found is not None and (found[0].path, found[1]) in helpers:
+                return True
+        return False
+
     def _load_importers(self) -> bool:
         """Parse the skipped files (no LLM words) that import an LLM helper of the project
         (a function whose summary calls an LLM), a module that defines one, or a module-level
@@ -208,7 +217,8 @@ class Analysis:
                     hit = True
                     break
                 mod = tables.module(name, f.path)
-                if mod is not None and mod.name.endswith(name) and mod.path in helper_modules:
+                if mod is not None and mod.name.endswith(name) and (
+                        mod.path in helper_modules or self._reexports_helper(mod, helpers)):
                     hit = True
                     break
                 const = tables.constant(name, f.path)

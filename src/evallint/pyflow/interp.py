@@ -241,6 +241,11 @@ class Interp:
                     isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "break")
                     for x in step.body):
                 self.note_verdict(test, "decides when the loop stops", step.pos)
+            elif self.fed and not self.loop_stack and self._decisive(step.test) and any(
+                    isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "raise")
+                    for x in step.body):
+                # a gate: `ok = "APPROVED" in review` then `if not ok: return`
+                self.note_verdict(test, "decides whether the run goes on", step.pos)
             before = self.snapshot()
             self.block(step.body)
             after_body = self.snapshot()
@@ -417,6 +422,15 @@ class Interp:
             o = Origin(self.path, self.cur, f"`{path}`", (self.path, self.fn.name, -1))
             out.add(L("rubric", o, name=path))
         return frozenset(out)
+
+    def _decisive(self, test: Val) -> bool:
+        """A test that compares or matches (``"APPROVED" in review``, ``score < 7``,
+        ``reply.startswith("OK")``), or a name last set from one: a verdict read from the
+        output, not a check that it is there."""
+        if test.compares or test.matches:
+            return True
+        return any(v.compares or v.matches for n in test.names
+                   for v in self.local_vals.get(n, ())[-1:])
 
     def note_verdict(self, labels: frozenset[L], how: str, pos: Pos) -> None:
         """An LLM call of no named role whose input holds another LLM call's output and whose
