@@ -78,6 +78,27 @@ def _note_task(it: Interp, c: CallIR, short: str) -> None:
                         f"the task `{c.func}()` evaluates")
 
 
+def _judge_run(it: Interp, c: CallIR, args: list[frozenset[L]],
+               kws: dict[str, frozenset[L]]) -> frozenset[L] | None:
+    """A function that runs evaluator objects on what it is given: TruLens's
+    ``Feedback(grader.relevance)`` (a method of the grader), deepeval's
+    ``assert_test(case, [metric])`` and ``evaluate(cases, metrics=[...])`` (the metrics in
+    its arguments); what else it is given (the test case) is the judge's input."""
+    first = c.args[0] if c.args else None
+    owner = first.names[0].rpartition(".")[0] if first is not None and len(first.names) == 1 \
+        else ""
+    labels = it.read(owner) if owner else frozenset().union(*args, *kws.values())
+    chats = [lb for lb in labels if lb.kind == "chat" and lb.origin is not None
+             and lb.origin.key in it.an.framework]
+    if not chats:
+        return None
+    if owner:
+        return chat_call(it, c, chats, [], {}, judge=True)
+    given = [frozenset(lb for lb in a if lb.kind != "chat") for a in args]
+    return chat_call(it, c, chats, given, {k: frozenset(lb for lb in v if lb.kind != "chat")
+                                           for k, v in kws.items()}, judge=True)
+
+
 def _note_app(it: Interp, c: CallIR, keywords: tuple[str, ...]) -> None:
     """``TruApp(desk, feedbacks=[...])``, ``TruBasicApp(answer)``: the app a recorder wraps is
     under evaluation, so a function given, or every method of the class the object given was
@@ -136,13 +157,10 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if frameworks.is_configure(name) is not None:
             frameworks.configure(it, name, c)
             return frozenset()
-        if name in CAT.judge_functions and c.args and len(c.args[0].names) == 1:
-            # Feedback(grader.relevance): the grader's method is run on each record
-            owner = c.args[0].names[0].rpartition(".")[0]
-            chats = [lb for lb in it.read(owner) if lb.kind == "chat" and lb.origin is not None
-                     and lb.origin.key in it.an.framework] if owner else []
-            if chats:
-                return chat_call(it, c, chats, [], {}, judge=True)
+        if name in CAT.judge_functions:
+            judged = _judge_run(it, c, args, kws)
+            if judged is not None:
+                return judged
         if name in CAT.app_functions:
             _note_app(it, c, CAT.app_functions[name])
         if name in CAT.run_functions:
