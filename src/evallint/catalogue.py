@@ -140,6 +140,7 @@ class Framework:
     judge_functions: tuple[str, ...] = ()  # given an evaluator's method: that judge's run
     app_functions: tuple[str, ...] = ()  # given the app under evaluation (the generator)
     app_keywords: tuple[str, ...] = ()  # keywords those take the app by
+    computed_fields: tuple[str, ...] = ()  # verdict fields computed in code from the score
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -180,7 +181,7 @@ _HISTORY_KEYS = {"methods": list, "attributes": list}
 _DERIVE_KEYS = {"methods": list, "structured": list}
 _KEYWORD_KEYS = {"model": list, "system": list, "prompt": list, "structured": list,
                  "options": list}
-_FIELD_KEYS = {"reasoning": list}
+_FIELD_KEYS = {"reasoning": list, "computed": list}
 
 
 def _check(where: str, data: Any, spec: dict[str, Any]) -> dict[str, Any]:
@@ -339,7 +340,7 @@ def parse_framework(data: Any, source: str) -> Framework:
         setters("context"), _strs(d, "set_model"), _strs(fields_, "reasoning"),
         tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"),
         _strs(runs, "judge_functions"), _strs(runs, "app_functions"),
-        _strs(runs, "app_keywords"))
+        _strs(runs, "app_keywords"), _strs(fields_, "computed"))
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -401,6 +402,8 @@ class Catalogue:
         self.run_object = {fw.id: fw.run_object for fw in fws if fw.run_object}
         self.judge_functions = frozenset(f for fw in fws for f in fw.judge_functions)
         self.app_functions = {f: fw.app_keywords for fw in fws for f in fw.app_functions}
+        self.computed_fields = {fw.id: frozenset(fw.computed_fields) for fw in fws
+                                if fw.computed_fields}
         self.entry_names = frozenset(n for fw in fws for n in fw.entry_names)
         self.entry_frameworks = {n: frozenset(fw.id for fw in fws if n in fw.entry_names)
                                  for n in self.entry_names}

@@ -186,9 +186,12 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
         if not ev:
             return RoleInfo(Role.GENERATOR, evidence)
 
-    if ev_weak and not gen and (scoring_cue or review_cue):
+    verdict = _VERDICT_LINE.search(body) if ev_weak & _REVIEWING and not gen else None
+    if ev_weak and not gen and (scoring_cue or review_cue or verdict):
         cue = ("its description speaks of scores or grades" if scoring_cue
-               else f"it reviews the work: {review_cue}")
+               else f"it reviews the work: {review_cue}" if review_cue
+               else f"its output contract ends on a verdict: '{_clip(verdict.group(0), 40)}'"
+               if verdict else "")
         return RoleInfo(Role.EVALUATOR,
                         [f"agent name '{name}' (word '{sorted(ev_weak)[0]}')", cue])
     inspects = _INSPECTS.search(purpose(desc))
@@ -215,6 +218,15 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
             f"body line {line}: '{others.snippet}' (it reviews work another party made and "
             "gives a verdict)"])
     return RoleInfo(Role.UNKNOWN, [])
+
+
+# A reviewer's output contract that ends on a verdict ("Verdict: {pass | fail}"): what it
+# returns decides, so it judges. Only for the reviewing words: an auditor's or a checker's
+# pass/fail may be about anything (a deployment, an account).
+_REVIEWING = frozenset({"reviewer", "review", "verifier", "verify"})
+_VERDICT_LINE = re.compile(
+    r"(?im)^[ \t>*_-]*verdict[*_]*[ \t]*:[ \t]*[`*_]*[{\[(<]?[ \t]*[`*_]*"
+    r"(?:pass|fail|approved?|reject(?:ed)?|accept(?:ed)?|lgtm|ship|block)\b")
 
 
 # What an agent that makes the work says it does, at the start of its description ("Use this

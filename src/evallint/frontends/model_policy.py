@@ -45,6 +45,27 @@ _INHERIT = re.compile(
     r"orchestrator|controller|conversation)(?:'s)?\s+)?(?:session\s+|conversation\s+)?model\b"
     r"|\bmodel\s*[:=]\s*[\"']?inherit\b"
     r"|\b(?:the\s+)?model\s+you\s+(?:are|'re)\s+(?:using|running(?:\s+on)?|on)\b", re.I)
+# A model named as configuration (`model: opus`, `model="gpt-4.1"`).
+_NAMED = re.compile(r"\bmodel\s*[:=]\s*[\"'`]?([A-Za-z][\w.:/-]*)", re.I)
+# One list of roles the same words apply to: "for testers, implementers, and reviewers",
+# "both the implementer and the reviewer".
+_ROLE_ITEM = r"(?:(?:the|all|each)\s+)?[\w-]+(?:\s+(?:agents?|subagents?))?"
+_COORD = re.compile(r"\b(?:for|both)\s+(" + _ROLE_ITEM
+                    + r"(?:\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or)\s|&|/)\s*"
+                    + _ROLE_ITEM + r")+)", re.I)
+
+
+def _coordinated(sentence: str) -> bool:
+    """Whether one list in ``sentence`` names both a judge and the side that made the work."""
+    for m in _COORD.finditer(sentence):
+        roles = m.group(1)
+        if not re.search(r"\s(?:and|or)\s|&|/", roles):
+            continue  # a list ends on a conjunction ("X, Y and Z"); "X, the Y runs" is none
+        if _JUDGE.search(roles) and _MAKER.search(_JUDGE.sub(" ", roles)):
+            return True
+    return False
+
+
 # Words that turn a cue around when they come just before it.
 _NEGATORS = frozenset({"not", "never", "no", "avoid", "avoiding", "different", "differ",
                        "differs", "separate", "rather", "instead", "unlike", "other", "another",
@@ -136,6 +157,13 @@ def _cue(sentence: str) -> int | None:
         if _negated(sentence, m.start()):
             continue
         if _CONFIG.match(m.group(0)) or _directed(sentence[:m.start()]):
+            return m.start()
+    named = list(_NAMED.finditer(sentence))
+    if len({m.group(1).lower() for m in named}) == 1 and _coordinated(sentence):
+        # one model named for the judge and the maker alike: "always specify `model: opus`
+        # for testers, implementers, and reviewers"
+        m = named[0]
+        if not _negated(sentence, m.start()) and _directed(sentence[:m.start()]):
             return m.start()
     for m in _SAME.finditer(sentence):
         if _negated(sentence, m.start()) or not _directed(sentence[:m.start()]):

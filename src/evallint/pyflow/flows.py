@@ -116,6 +116,9 @@ def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
     seen: set[int] = set()
     while vals:
         v = vals.pop()
+        if any(lb.kind == "chat" and lb.origin is not None and lb.origin.key in it.an.framework
+               for lb in it.peek(v)):
+            continue  # the judges themselves (metrics=[...]), not what they are shown
         for cid in v.calls:
             if cid not in seen and cid < len(it.fn.calls):
                 seen.add(cid)

@@ -480,9 +480,15 @@ class Interp:
             if lb.kind == "judge" and lb.origin is not None and {
                     t for r in low for t in name_tokens(r)} & SCORE_KEYS:
                 self.an.add_state("scored", chain_keys(lb.origin))
-            if lb.kind == "judge" and passed:
+            if lb.kind == "judge" and passed and not self._computed(lb, rest[-1]):
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out
+
+    def _computed(self, lb: L, field: str) -> bool:
+        """Is ``field`` of a framework judge's result computed in code from its score
+        (deepeval's ``success``: score against the metric's threshold)?"""
+        fw = self.an.fw_runs.get(lb.origin.key, "") if lb.origin is not None else ""
+        return field.lower() in CAT.computed_fields.get(fw, frozenset())
 
     def global_labels(self, path: str) -> set[L]:
         root = path.split(".")[0]

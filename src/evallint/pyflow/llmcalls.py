@@ -94,9 +94,12 @@ def _judge_run(it: Interp, c: CallIR, args: list[frozenset[L]],
         return None
     if owner:
         return chat_call(it, c, chats, [], {}, judge=True)
-    given = [frozenset(lb for lb in a if lb.kind != "chat") for a in args]
-    return chat_call(it, c, chats, given, {k: frozenset(lb for lb in v if lb.kind != "chat")
-                                           for k, v in kws.items()}, judge=True)
+    # the metrics given are the judges, not what they grade: only the other arguments
+    def graded(labels: frozenset[L]) -> frozenset[L]:
+        return frozenset() if any(lb in chats for lb in labels) else labels
+
+    return chat_call(it, c, chats, [graded(a) for a in args],
+                     {k: graded(v) for k, v in kws.items()}, judge=True)
 
 
 def _note_app(it: Interp, c: CallIR, keywords: tuple[str, ...]) -> None:
@@ -457,6 +460,9 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
                     reasoning, chat.origin if chat.origin is not ctor else None)
     if role is Role.EVALUATOR and any(k in it.an.scored for k in chain_keys(chat.origin)):
         it.an.add_state("scored", (origin.key,))
+    framework = it.an.framework.get(ctor.key)
+    if judge and framework is not None:  # what its result's fields mean is the framework's
+        it.an.set_state("fw_runs", origin.key, framework)
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin,
                      own_role=False, obj=ctor)
     if role is Role.EVALUATOR:
