@@ -87,6 +87,15 @@ def test_a_clean_example_reports_none_of_its_codes(fid: str, example: dict[str, 
       "packages": ["x"], "objects": [
           {"classes": ["Grader"], "kind": "evaluator", "since": "2.0", "until": "1.0"}]},
      "since 2.0 is not before until 1.0"),
+    ({"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
+      "packages": ["x"], "objects": [
+          {"classes": ["Opts"], "kind": "agent", "permissions": {"keyword": "mode"}}]},
+     "objects[0].permissions: needs a keyword and grants"),
+    ({"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
+      "packages": ["x"], "objects": [
+          {"classes": ["Opts"], "kind": "agent",
+           "permissions": {"keyword": "mode", "grants": {"all": "Bash"}}}]},
+     "objects[0].permissions.grants.all: expected a list"),
 ])
 def test_a_malformed_catalogue_file_is_refused_with_its_name_and_key(doc: dict[str, Any],
                                                                     message: str) -> None:

@@ -72,6 +72,8 @@ class ObjectRow:
     settings: tuple[str, ...] = ()
     since: str = ""  # the first release with this shape ("1.0"); empty: any
     until: str = ""  # the first release without it; empty: still current
+    # tools a permission setting grants beside the listed ones: (keyword, {value: tools})
+    permissions: tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] = ("", ())
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,7 @@ _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where
 _OBJECT_KEYS = {"classes": list, "in": list, "kind": str, "model": dict, "name": list,
                 "instructions": list, "structured": (list, str), "reasoning": str,
                 "tools": list, "tool_instances": bool, "members": list, "hook": str,
-                "settings": list, "since": str, "until": str}
+                "settings": list, "since": str, "until": str, "permissions": dict}
 _CALL_KEYS = {"methods": list, "functions": list, "requires": str, "needs_keyword": str,
               "model_position": int, "prompt_position": int, "family": str}
 _SETTER_KEYS = {"calls": list, "model": dict, "hook": str}
@@ -254,6 +256,22 @@ def _versions_apart(source: str, rows: list[ObjectRow]) -> None:
                 "since/until)")
 
 
+def _permissions(where: str, data: Any) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """``{keyword: permission_mode, grants: {bypassPermissions: [Bash, Write, ...]}}``."""
+    if data is None:
+        return "", ()
+    d = _check(where, data, {"keyword": str, "grants": dict})
+    grants = d.get("grants") or {}
+    if not d.get("keyword") or not grants:
+        raise CatalogueError(f"{where}: needs a keyword and grants")
+    out = []
+    for value, tools in grants.items():
+        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+            raise CatalogueError(f"{where}.grants.{value}: expected a list of tool names")
+        out.append((str(value), tuple(tools)))
+    return str(d["keyword"]), tuple(out)
+
+
 def _enum(where: str, value: str, allowed: tuple[str, ...]) -> str:
     if value and value not in allowed:
         raise CatalogueError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
@@ -284,7 +302,8 @@ def parse_framework(data: Any, source: str) -> Framework:
             structured == "always", str(o.get("reasoning", "")), _strs(o, "tools"),
             bool(o.get("tool_instances", False)), _strs(o, "members"),
             _enum(f"{w}.hook", str(o.get("hook", "")), HOOKS), _strs(o, "settings"),
-            _version(f"{w}.since", o.get("since")), _version(f"{w}.until", o.get("until"))))
+            _version(f"{w}.since", o.get("since")), _version(f"{w}.until", o.get("until")),
+            _permissions(f"{w}.permissions", o.get("permissions"))))
     _versions_apart(source, objects)
     calls: list[CallRow] = []
     for i, raw in enumerate(d.get("calls") or ()):

@@ -253,6 +253,11 @@ def _describe(it: Interp, c: CallIR, row: ObjectRow) -> FrameworkObject:
         members = tuple(dict.fromkeys(keys))
     tv = call_arg(c, row.tools)
     tools = (tuple(tv.tool_names) + callmodels.const_tools(it, tv)) if tv is not None else ()
+    keyword, grants = row.permissions
+    mode = c.kw(keyword) if keyword else None
+    if mode is not None:  # permission_mode="bypassPermissions": every tool runs unasked
+        value = mode.text if mode.text is not None else callmodels.model_of_val(it, mode)[0]
+        tools += dict(grants).get(value or "", ())
     if tv is not None and row.tool_instances:  # FileWriterTool(): the class says what it does
         tools += tuple(it.fn.calls[cid].func.rsplit(".", 1)[-1] for cid in tv.calls
                        if cid < len(it.fn.calls))

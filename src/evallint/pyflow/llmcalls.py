@@ -169,10 +169,13 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if name in CAT.run_functions:
             run_by = CAT.run_object.get(CAT.run_functions[name], ())
             given = next(((k, c.kw(k)) for k in run_by if c.kw(k) is not None), None)
-            if given is not None:  # Runner(agent=pipeline, ...): the object's run
+            if given is not None:  # Runner(agent=pipeline), query(prompt=..., options=opts)
                 chats = frameworks.framework_chats(it, kws.get(given[0], frozenset()))
                 if chats:
-                    return frameworks.run_object(it, c, chats, given[1], [], {})
+                    prompts, inputs = frameworks.run_inputs(
+                        c, args, {k: v for k, v in kws.items() if k != given[0]},
+                        skip_first=False)
+                    return frameworks.run_object(it, c, chats, given[1], prompts, inputs)
             elif args:
                 chats = frameworks.framework_chats(it, args[0])
                 if chats:
