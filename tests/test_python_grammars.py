@@ -393,3 +393,21 @@ def _run_under(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_run_under(sys.argv[1:]))
+
+
+def test_the_warnings_python_raises_about_a_users_code_are_not_printed() -> None:
+    """``"C:\\cache"`` is an invalid escape: ``ast.parse`` warns about it (a SyntaxWarning
+    printed to stderr on 3.12+, a DeprecationWarning before), and that warning is about the
+    user's file, not a message of evallint's."""
+    import warnings
+
+    code = 'import openai\nCACHE = "C:\\cache\\answers"\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ast.parse(code)
+    assert caught, "the interpreter no longer warns: the test shows nothing"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tree = parse_module(code)
+    assert [str(w.message) for w in caught] == []
+    assert isinstance(tree.body[1], ast.Assign)

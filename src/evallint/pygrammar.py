@@ -43,6 +43,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import warnings
 from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,11 +58,21 @@ _INF = 1 << 30
 _DEGRADE = 1000  # the cost of writing a string as an expression (a changed quote costs 1)
 
 
+def quiet_parse(code: str) -> ast.Module:
+    """``ast.parse(code)`` without the warnings the interpreter raises about the code itself
+    (``SyntaxWarning: invalid escape sequence``): the user's file is not evallint's output,
+    and newer interpreters print them to stderr."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(code)
+
+
 def parse_module(code: str) -> ast.Module:
     """``ast.parse(code)``; a module in a grammar newer than the interpreter's is read through
     libcst (see the module's docstring). Raises what ``ast.parse`` raises."""
     try:
-        return ast.parse(code)
+        return quiet_parse(code)
     except SyntaxError as err:
         return parse_newer(code, err)
 
@@ -109,7 +120,7 @@ class Rewritten:
         """The tree of the rewritten code with the original's columns; None when ``ast``
         refuses it."""
         try:
-            tree = ast.parse(self.code)
+            tree = quiet_parse(self.code)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         self.fix_positions(tree)

@@ -264,8 +264,10 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
 
 def _parse(code: str) -> ast.Module:
     """``ast.parse``; a module it refuses may be in a newer grammar than the interpreter's."""
+    from evallint.pygrammar import quiet_parse
+
     try:
-        return ast.parse(code)
+        return quiet_parse(code)
     except SyntaxError as err:
         from evallint.pygrammar import parse_newer
 

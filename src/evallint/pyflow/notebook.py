@@ -10,7 +10,6 @@ not parse is blanked by the front-end (:meth:`JoinedNotebook.blank`) and reporte
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import re
@@ -21,6 +20,7 @@ from collections.abc import Callable
 from evallint import suppress
 from evallint.facts import Pos
 from evallint.frontend import ParseError
+from evallint.pygrammar import quiet_parse
 
 # (the assigned names start with a non-blank, so the indent and the names never share a run of
 # blanks; "  = %x", which matched with one blank as the names, is the last branch)
@@ -55,7 +55,7 @@ def automagic(line: str) -> str | None:
     elif not (stripped.endswith("?") and stripped.rstrip("?").replace(".", "").isidentifier()):
         return None
     try:
-        ast.parse(stripped)
+        quiet_parse(stripped)
     except SyntaxError:
         return line[: len(line) - len(line.lstrip())]
     except (ValueError, RecursionError, MemoryError):
