@@ -349,6 +349,23 @@ def test_a_framework_s_own_repository_is_a_project_like_any_other() -> None:
     assert Analysis(user, Config()).relevant == {"app/qa.py"}
 
 
+def test_a_framework_s_own_module_importing_itself_is_not_parsed_for_that_alone() -> None:
+    """deepeval's ``metrics/relevancy.py`` importing ``deepeval.models`` is the framework at
+    work: that import alone does not make the module worth analysing (deepeval's own
+    repository holds a thousand such modules); a test of the same repository importing
+    deepeval is a user and is analysed, and an own module with another reason still is."""
+    from tests.test_python_frontend import facts_of
+
+    def analysed(rel: str, text: str) -> bool:
+        return facts_of(rel, text).analyzed
+
+    inner = "from deepeval.models import GPTModel\n\n\nclass Relevancy:\n    pass\n"
+    assert not analysed("deepeval/metrics/relevancy.py", inner)
+    assert analysed("tests/test_relevancy.py", inner)
+    assert analysed("deepeval/metrics/relevancy.py",
+                    "import openai\nfrom deepeval.models import GPTModel\n")
+
+
 def test_a_package_named_like_a_framework_is_it_only_with_the_framework_s_marks() -> None:
     """``agents`` is a common name for a project's own package: it is the Agents SDK only
     when it defines what the SDK's package does (Runner, RunConfig, function_tool)."""

@@ -25,14 +25,14 @@ from evallint.source import SourceFile
 
 E, G, U = Role.EVALUATOR, Role.GENERATOR, Role.UNKNOWN
 
-# sentence, prompt file, agent body, python (judge or not)
+# sentence, prompt file, agent body, python
 TABLE = [
     ("You are a strict verifier. Reply PASS or FAIL for the answer.", E, U, E),
     ("You are an impartial judge. Read the answer and give it a score from 1 to 10.", E, E, E),
     ("You're now the grader for this task.", E, E, E),
     ("Score the response below on a scale of 1 to 5.", E, U, E),
-    ("You are the Refiner. Address every point of the critique of the response.", G, G, U),
-    ("You are an expert developer. Implement the feature described below.", G, G, U),
+    ("You are the Refiner. Address every point of the critique of the response.", G, G, G),
+    ("You are an expert developer. Implement the feature described below.", G, G, G),
     ("A judge will score the answer later, so write it carefully.", U, U, U),
     ("You are a helpful assistant. Answer the user's question.", U, U, U),
     ("You are a writer and also the judge of your own story.", U, U, U),

@@ -43,11 +43,12 @@ from __future__ import annotations
 import ast
 import re
 import sys
-import warnings
 from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from evallint.pyast import quiet_parse
 
 # the newest grammar rewritten here: an interpreter at least as new needs no fallback
 NEWEST = (3, 14)
@@ -56,16 +57,6 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 _QUOTES = ('"', "'", '"""', "'''")
 _INF = 1 << 30
 _DEGRADE = 1000  # the cost of writing a string as an expression (a changed quote costs 1)
-
-
-def quiet_parse(code: str) -> ast.Module:
-    """``ast.parse(code)`` without the warnings the interpreter raises about the code itself
-    (``SyntaxWarning: invalid escape sequence``): the user's file is not evallint's output,
-    and newer interpreters print them to stderr."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return ast.parse(code)
 
 
 def parse_module(code: str) -> ast.Module:

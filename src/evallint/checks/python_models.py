@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.facts.toolgrants import ToolGrant, grant_source
+from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.pyflow.summaries import chain_keys
@@ -14,9 +15,12 @@ from evallint.roles import Role
 from evallint.toolcaps import writes
 
 
-def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
+def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
+           ) -> list[tuple[LLMCall, LLMCall]]:
     """(evaluator, generator) call pairs that belong to one loop: linked by a flow from the
-    generator's output to the evaluator's input, or made in the same file."""
+    generator's output to the evaluator's input, else made in the same file, else (``near``:
+    the modules beside each module by import) made in a module beside the evaluator's, when
+    no flow and no file links the evaluator to any generator."""
     by_key = {c.origin.key: c for c in calls if c.origin is not None}
 
     def compared(c: LLMCall) -> bool:
@@ -54,6 +58,17 @@ def _pairs(calls: list[LLMCall]) -> list[tuple[LLMCall, LLMCall]]:
             # evaluator (a document analyser's other prompts), a named generator is
             if g.path == e.path and g.role is Role.GENERATOR:
                 pairs[(ek, gk)] = None
+    linked = {ek for ek, _ in pairs}
+    for ek, e in base_e.items() if near else ():
+        if ek in linked:
+            continue
+        # no flow and no file links it: the generators of the modules beside its own (one
+        # imports the other, or one module imports both: a graph wiring a writer and a
+        # critic kept in files of their own)
+        beside = near.get(e.path, frozenset()) if near else frozenset()
+        for gk, g in base_g.items():
+            if g.path in beside and g.role is Role.GENERATOR:
+                pairs[(ek, gk)] = None
     return [(base_e[ek], base_g[gk]) for ek, gk in pairs  # type: ignore[index,unused-ignore]
             if ek in base_e and gk in base_g]
 
@@ -88,10 +103,13 @@ def _who(c: LLMCall, role: str, other: LLMCall) -> str:
 def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
     """Evaluator and generator calls of one loop (:func:`_pairs`) with a model or an object."""
     result = result_for(project, ctx)
-    for e, g in _pairs(result.calls):
+    near = _beside(project)
+    for e, g in _pairs(result.calls, near):
         if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
             continue
         related = [rel(g.path, g.pos, f"the generator call ({_model(g)})")]
+        apart = g.path != e.path and not any(
+            k in set(chain_keys(g.origin)) for o in e.inputs_from for k in chain_keys(o))
         shared = ""
         if e.obj is not None and e.obj == g.obj:
             shared = f"one chat model object, {e.obj_what}"
@@ -102,8 +120,37 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             ModelEnd(_who(g, "generator", e), g.path, g.pos, g.model, _model(g)),
             key=e.origin.key if e.origin else None, related=tuple(related),
             evidence=tuple([f"evaluator: {x}" for x in e.evidence]
-                           + [f"generator: {x}" for x in g.evidence]),
+                           + [f"generator: {x}" for x in g.evidence]
+                           + ([f"no data flow links them: the generator's module {g.path} "
+                               f"sits beside the evaluator's by import"] if apart else [])),
             shared=shared)
+
+
+def _beside(project: Project) -> dict[str, frozenset[str]]:
+    """Each Python file's neighbours by import: the project modules it imports, those that
+    import it, and those imported by a module that imports it too (siblings)."""
+    facts = [f for f in project.files.values() if isinstance(f, PythonFacts) and f.module]
+    by_name = {f.module: f.path for f in facts}
+    imports: dict[str, set[str]] = {}
+    for f in facts:
+        targets = f.imports.values() if f.analyzed else f.imported
+        for t in targets:
+            parts = t.split(".")
+            for cut in range(len(parts), 0, -1):
+                path = by_name.get(".".join(parts[:cut]))
+                if path is not None:
+                    if path != f.path:
+                        imports.setdefault(f.path, set()).add(path)
+                    break
+    near: dict[str, set[str]] = {}
+    for src, dsts in imports.items():
+        for d in dsts:
+            near.setdefault(src, set()).add(d)
+            near.setdefault(d, set()).add(src)
+        if len(dsts) <= 12:  # a module wiring a few others (not an __init__ of everything)
+            for a in dsts:
+                near.setdefault(a, set()).update(dsts - {a})
+    return {k: frozenset(v) for k, v in near.items()}
 
 
 @grant_source

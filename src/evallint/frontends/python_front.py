@@ -19,6 +19,7 @@ from evallint.facts import Pos, PromptFacts
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.pystrings import find_templates, may_hold_templates, prompt_module
 from evallint.kinds import FileKind
+from evallint.pyast import quiet_parse
 from evallint.pyflow.build import Builder, PosMap
 from evallint.pyflow.datasets import dataset_facts
 from evallint.pyflow.ir import PythonFacts
@@ -178,7 +179,7 @@ def _facts(source: SourceFile, force: bool,
     facts.skipped_cells = tuple(skipped)
     if may_hold_templates(code, low):
         facts.prompts = _templates(tree, code, source.rel, pos_map)
-    if not force and not needs_analysis(tree, code):
+    if not force and not needs_analysis(tree, code, facts.module):
         facts.imported = imported_modules(code, package)
         return facts, module_tree
     builder = Builder(tree, code, None if pos_map is _plain_pos else pos_map)
@@ -264,8 +265,6 @@ def _ast_tree(code: str, joined: JoinedNotebook | None,
 
 def _parse(code: str) -> ast.Module:
     """``ast.parse``; a module it refuses may be in a newer grammar than the interpreter's."""
-    from evallint.pygrammar import quiet_parse
-
     try:
         return quiet_parse(code)
     except SyntaxError as err:

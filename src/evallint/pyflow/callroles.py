@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from evallint.models import is_reasoning_model
-from evallint.pyflow.cues import makes_judge
+from evallint.pyflow.cues import makes_judge, makes_maker
 from evallint.pyflow.ir import Assign, CallIR, FunctionIR, If, Return, Step, Val
 from evallint.pyflow.relevance import PROMPT_HEADS, function_role
 from evallint.pyflow.summaries import Module
@@ -266,6 +266,10 @@ def val_role(it: Interp, v: Val, what: str) -> tuple[Role, tuple[str, ...]]:
     for s in v.strings:
         if makes_judge(s):
             return Role.EVALUATOR, (f"{what} text \"{s[:40].strip()}…\"",)
+    for s in v.strings:  # "You are a news writer": the text, not a name, makes the maker
+        said = makes_maker(s)
+        if said:
+            return Role.GENERATOR, (f"{what} text \"{said[:40]}\"",)
     roles: set[Role] = set()
     ev: list[str] = []
     for n in v.names:

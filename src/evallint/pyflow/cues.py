@@ -10,7 +10,7 @@ from typing import Any
 
 from evallint.pyflow.ir import Val
 from evallint.pyflow.summaries import L
-from evallint.roles import judge_text
+from evallint.roles import Role, judge_text, stated_identity
 from evallint.roles import name_tokens as _name_tokens
 
 # Keys of a judge's output that hold a number (reading one shows the judge gives a score).
@@ -29,6 +29,14 @@ def makes_judge(text: str) -> bool:
     """A text that makes the model it is given to a judge, read as every kind reads it
     (:func:`evallint.roles.judge_text`); cached, the interpreter asks for each string often."""
     return judge_text(text) is not None
+
+
+@lru_cache(maxsize=65536)
+def makes_maker(text: str) -> str:
+    """The words by which a text says its model makes the work ("You are a news writer"),
+    else ''; a text that names a judge too says neither."""
+    cue = stated_identity(text)
+    return cue.text.strip() if cue is not None and cue.role is Role.GENERATOR else ""
 
 
 # A value made from a text that asks for a numeric score (see ``Val.scored``).

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from evallint import suppress
 from evallint.facts import Pos
 from evallint.frontend import ParseError
-from evallint.pygrammar import quiet_parse
+from evallint.pyast import quiet_parse
 
 # (the assigned names start with a non-blank, so the indent and the names never share a run of
 # blanks; "  = %x", which matched with one blank as the names, is the last branch)

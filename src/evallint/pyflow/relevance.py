@@ -101,17 +101,23 @@ _MODEL_HINTS = ("claude", "gpt-", "gemini", "o1", "o3", "o4", "haiku", "sonnet",
 
 
 
-def needs_analysis(tree: ast.Module, text: str) -> bool:
+def needs_analysis(tree: ast.Module, text: str, module: str = "") -> bool:
     """Can this module matter to the Python rules? An SDK import or SDK-shaped call, a function
     named for a role, or a module-level model/prompt constant. Files that only import a helper
-    module are caught later: the project analysis parses them on demand."""
+    module are caught later: the project analysis parses them on demand. ``module``: the
+    module's dotted name; a framework's own package importing itself (``deepeval/metrics/``
+    importing ``deepeval.models``) is the framework at work, not a program using it, so that
+    import alone is no reason."""
+    def sdk(name: str) -> bool:
+        return _sdk_root(name) and not (module and _same_package(module, name))
+
     for node in _walk_defs(tree):
         if isinstance(node, ast.Import):
-            if any(_sdk_root(a.name) for a in node.names):
+            if any(sdk(a.name) for a in node.names):
                 return True
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and (_sdk_root(node.module or "") or any(
-                    _sdk_root(f"{node.module}.{a.name}") for a in node.names)):
+            if node.level == 0 and (sdk(node.module or "") or any(
+                    sdk(f"{node.module}.{a.name}") for a in node.names)):
                 return True
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if function_role(node.name) is Role.EVALUATOR:
@@ -120,6 +126,11 @@ def needs_analysis(tree: ast.Module, text: str) -> bool:
             return True
     # a client passed in from elsewhere: the call's shape is the only evidence
     return any(t in text for t in CAT.call_text)
+
+
+def _same_package(module: str, imported: str) -> bool:
+    """Are both in one top-level package (the framework's own source importing itself)?"""
+    return module.split(".")[0] == imported.split(".")[0]
 
 
 def _sdk_root(module: str) -> bool:
