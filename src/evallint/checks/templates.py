@@ -450,23 +450,28 @@ def _context_through(facts: PromptFacts, ref: TemplateRef, target: FileFacts,
 # ---------------------------------------------------------------------------- EL601/EL602
 
 
-_PAIR = re.compile(r"^(?P<stem>.*?)(?P<part>system|user)(?P<ext>\.[^/]*)?$", re.I)
+_PAIR = re.compile(r"^(?P<stem>.*?)(?P<part>system|user|prompt)(?P<ext>\.[^/]*)?$", re.I)
 
 
 def _pair_of(facts: FileFacts, files: dict[str, FileFacts]) -> FileFacts | None:
-    """``system.md`` ↔ ``user.md`` (or ``judge_system.j2`` ↔ ``judge_user.j2``) in one folder:
-    the two halves of one conversation, so one half's output contract covers the other."""
+    """``system.md`` ↔ ``user.md`` (or ``judge_system.j2`` ↔ ``judge_user.j2``, or
+    ``judge_prompt.j2``, the user half by another name) in one folder: the two halves of one
+    conversation, so one half's output contract covers the other."""
     folder, name = posixpath.split(facts.path)
     m = _PAIR.match(name)
     if m is None or (m.group("stem") and not m.group("stem").endswith(("_", "-", "."))):
         return None
-    other = "user" if m.group("part").lower() == "system" else "system"
-    if m.group("part").isupper():
-        other = other.upper()
-    elif m.group("part")[0].isupper():
-        other = other.capitalize()
-    path = posixpath.join(folder, f"{m.group('stem')}{other}{m.group('ext') or ''}")
-    return files.get(path)
+    part = m.group("part")
+    others = ("user", "prompt") if part.lower() == "system" else ("system",)
+    for other in others:
+        if part.isupper():
+            other = other.upper()
+        elif part[0].isupper():
+            other = other.capitalize()
+        found = files.get(posixpath.join(folder, f"{m.group('stem')}{other}{m.group('ext') or ''}"))
+        if found is not None:
+            return found
+    return None
 
 
 def _contract(facts: PromptFacts, resolver: _Resolver) -> set[str]:

@@ -366,6 +366,13 @@ def _declarations(fm: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+# A verdict written in double brackets, as pairwise and rating judges are told to end
+# ("[[A>>B]]", "[[A=B]]", "[[B]]", "Rating: [[5]]"): a fixed format a parser reads.
+_BRACKET_VERDICT = re.compile(
+    r"\[\[(?:[A-D](?:\s*(?:>>|>|=|<<|<)\s*[A-D])?|\d{1,2}(?:\.\d)?|rating|score|tie)\]\]",
+    re.I)
+
+
 def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
     """Keys the prompt shows for its answer, with markers for a JSON or spelled-out format."""
     keys: list[str] = []
@@ -393,7 +400,8 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
             keys.append(FORMAT_KEY)
             break
     if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)
-                                   or _markdown_report(body) or _ends_on_a_scored_field(body)):
+                                   or _markdown_report(body) or _ends_on_a_scored_field(body)
+                                   or _BRACKET_VERDICT.search(body)):
         keys.append(FORMAT_KEY)
     return list(dict.fromkeys(keys))
 
