@@ -147,6 +147,8 @@ class Interp:
         # LLM calls (origin keys) whose input holds another LLM call's output: that output
         self.fed: dict[tuple[str, str, int], Origin] = {}
         self.structural = False  # this run found an evaluator by structure
+        # parameters run as chat models here -> (role value, evidence) of the run's prompt
+        self.chat_params: dict[int, tuple[str, tuple[str, ...]]] = {}
         self.own_configured = an.configured_role(
             fn.name, f"{mod.name}.{fn.name}") is not None
         self.own_role, self.own_evidence = own_role(an, mod, fn.name)
@@ -174,6 +176,7 @@ class Interp:
         if self.report:
             loopfacts.finish_report(self)
         s.loop_writes = tuple(dict.fromkeys((*self.loop_writes, *loopfacts.loop_writes(self))))
+        s.chat_params = tuple((i, r, ev) for i, (r, ev) in sorted(self.chat_params.items()))
         return s
 
     def block(self, steps: list[Step]) -> None:

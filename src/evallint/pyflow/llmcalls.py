@@ -239,6 +239,14 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
             return out
     if chats and short in CAT.chat_run_methods:
         return chat_call(it, c, chats, args, kws)
+    if not chats and short in CAT.chat_run_methods and base and "." not in base:
+        # ``judge_llm.invoke(...)`` on a parameter: the caller decides what runs (see
+        # ``param_chat_run``)
+        for lb in recv:
+            if lb.kind == "param" and lb.idx is not None and lb.idx not in it.chat_params:
+                r, ev = callroles.role_of(it, c, None, None, None,
+                                          [*c.args, *(v for k, v in c.kwargs if k == "input")])
+                it.chat_params[lb.idx] = (r.value, ev)
     if chats and short in CAT.derive_methods:
         return chat_bound(it, c, chats, it.mod, it.fn)
     if short in CAT.task_methods and c.args:
@@ -495,6 +503,8 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             by_param[star] = by_param.get(star, frozenset()) | kws[k]
             if k == "model" or star not in vals:
                 vals[star] = v
+    extra = param_chat_run(it, c, s, mod, fn, by_param, vals) if s.chat_params and not s.llm \
+        else frozenset()
     role: Role = Role.UNKNOWN
     evidence: tuple[str, ...] = ()
     conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
@@ -584,9 +594,44 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     if s.loop_writes:
         loopfacts.caller_writes(it, c, s.loop_writes, vals)
     if s.return_elts:
-        it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin)
+        it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin) | extra
                                    for e in s.return_elts)
-    return returned(s, s.returns, by_param, role, origin)
+    return returned(s, s.returns, by_param, role, origin) | extra
+
+
+def param_chat_run(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR,
+                   by_param: dict[int, frozenset[L]], vals: dict[int, Val]) -> frozenset[L]:
+    """``evaluate(reply, rubric, judge_llm)`` where ``evaluate`` runs ``judge_llm.invoke``:
+    the chat model object passed here runs at this call, on its own model, with the role the
+    helper has (its name, else what it is given)."""
+    for j, said, said_ev in s.chat_params:
+        chats = [lb for lb in by_param.get(j, frozenset()) if lb.kind == "chat"
+                 and lb.origin is not None and lb.origin.key in it.an.chats]
+        if not chats:
+            continue
+        chat, ctor = chat_of(chats)
+        assert chat.origin is not None
+        model, model_where = it.an.chats.get(chat.origin.key, (None, ""))
+        names = [p.name for p in fn.params]
+        given = {names[i]: labels for i, labels in by_param.items() if i != j and i < len(names)}
+        role: Role
+        evidence: tuple[str, ...]
+        if Role(said) is not Role.UNKNOWN:  # "Rate this reply from 1 to 10" in the helper
+            role, evidence = Role(said), said_ev
+        elif s.role is not Role.UNKNOWN:
+            role, evidence = s.role, s.role_evidence
+        else:
+            role, evidence = callroles.role_of(it, c, f"{mod.name}.{fn.name}", None, None,
+                                               [v for i, v in vals.items() if i != j])
+        evidence = (*evidence, f"runs {chat.origin.what} passed to `{fn.name}()`")
+        origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id))
+        it.summary.count_call(False, (), model, model_where)
+        # (own_role False: the model is picked here, by the object passed, and is compared)
+        effective.record(it, c, c.func, role, evidence, given, model, model_where, (), origin,
+                         own_role=False, obj=ctor)
+        kind = "judge" if role is Role.EVALUATOR else "gen" if role is Role.GENERATOR else "llm"
+        return frozenset({L(kind, origin)})
+    return frozenset()
 
 
 def _tested(lb: L, passed: frozenset[L]) -> set[L]:

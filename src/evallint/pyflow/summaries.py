@@ -103,6 +103,10 @@ class Summary:
     # at the path parameter ``idx`` gives: (idx, module path, the open's place, mode, where
     # the loop is). The caller that passes a results file's name makes them EL505.
     loop_writes: tuple[tuple[int, str, Pos, str, str], ...] = ()
+    # parameters whose value it runs as a chat model (``judge_llm.invoke(...)``), with the
+    # role the run's own prompt gives it (a Role value, its evidence): a caller that passes a
+    # chat model object makes that run, on that object's model
+    chat_params: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
 
     def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
                    model_where: str) -> None:
@@ -120,7 +124,8 @@ class Summary:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
                 tuple(sorted(self.sinks.items())), self.model.param, self.model.default,
                 self.model.fixed, self.reasoning, self.called_roles, self.structured,
-                self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes)
+                self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes,
+                self.chat_params)
 
 
 @dataclass
