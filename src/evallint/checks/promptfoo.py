@@ -226,6 +226,14 @@ def missing_file_refs(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
                 f"another machine; '{m.probable}' in this project is probably meant and was "
                 "read in its place: name it relative to the config", severity=Severity.NOTE)
             continue
+        if m.ignored:
+            yield ctx.finding(
+                "EL611", facts.path, m.pos,
+                f"promptfoo {m.purpose} reference 'file://{m.target}' names a file that is not "
+                f"there and that {m.ignored} ignores (a file the project generates): what it "
+                "will hold was not checked; check a generated copy, or keep one in the tree",
+                severity=Severity.NOTE)
+            continue
         yield ctx.finding(
             "EL611", facts.path, m.pos,
             f"promptfoo {m.purpose} reference 'file://{m.target}' names a file that does not "

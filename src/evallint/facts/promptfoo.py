@@ -74,6 +74,7 @@ class PfMissing:
     target: str
     pos: Pos
     probable: str = ""  # an absolute path from another machine: the file probably meant
+    ignored: str = ""  # the .gitignore that ignores it (a generated file the project drops)
 
 
 @dataclass

@@ -226,6 +226,47 @@ def probable_file(source: SourceFile, config: Config,
     return None
 
 
+def ignored_by(source: SourceFile, config: Config, target: str) -> str:
+    """The ``.gitignore`` (display path) that ignores a missing ``target`` named relative to
+    the config, else '': a file the project generates and does not keep (test data a script
+    writes), which is not a broken reference. The ``.gitignore`` files from the target's
+    folder up to the project root are read, never one outside it; negations are not
+    followed (a file they would keep is reported missing, as without them)."""
+    from evallint import globs
+
+    if os.path.isabs(target) or "\0" in target:
+        return ""
+    root = os.path.realpath(project_root_of(str(source.path)) or config.root)
+    cand = os.path.realpath(source.path.parent / target)
+    if not within(cand, root) or not inside_any(cand, config.roots):
+        return ""
+    here = os.path.realpath(source.path.parent)
+    folder = os.path.dirname(cand)
+    for _ in range(32):
+        if not within(folder, root):
+            break
+        ignore = os.path.join(folder, ".gitignore")
+        data = None
+        if os.path.isfile(ignore):
+            try:
+                data = read_bounded(ignore, config.max_file_size)
+            except OSError:
+                data = None
+        reads.note(ignore, config.max_file_size, data)
+        if data is not None:
+            rel = os.path.relpath(cand, folder).replace(os.sep, "/")
+            for line in data.decode("utf-8", "replace").splitlines():
+                pat = line.strip()
+                if pat and not pat.startswith(("#", "!")) and globs.match(rel, pat):
+                    shown = os.path.relpath(ignore, here).replace(os.sep, "/")
+                    return posixpath.normpath(posixpath.join(
+                        posixpath.dirname(source.rel) or ".", shown))
+        if folder == root:
+            break
+        folder = os.path.dirname(folder)
+    return ""
+
+
 def read_named_file(source: SourceFile, config: Config, target: str,
                     levels: int = 1) -> tuple[str, str] | list[str]:
     """(display path, text) of a file a config names, or the folders tried when it is missing.

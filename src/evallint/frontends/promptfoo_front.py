@@ -112,7 +112,7 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
     """Read what ``file://`` references hold that the rules need: providers (and whether they
     show their thinking), graders named by file, prompt and rubric files; record each missing
     target. Globs are left to the project (several files may match)."""
-    from evallint.frontends.config_refs import probable_file, read_named_file
+    from evallint.frontends.config_refs import ignored_by, probable_file, read_named_file
 
     for inc in facts.includes:
         target = target_file(inc.target.strip())
@@ -122,7 +122,8 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
         if isinstance(found, list):
             guess = probable_file(source, config, target)
             facts.missing.append(PfMissing(inc.purpose, target, inc.pos,
-                                           guess[0] if guess else ""))
+                                           guess[0] if guess else "",
+                                           "" if guess else ignored_by(source, config, target)))
             if guess is None:
                 continue
             found = guess
@@ -146,7 +147,8 @@ def _follow(source: SourceFile, config: Config, doc: Doc, facts: PromptfooFacts)
         if isinstance(found, list):
             guess = probable_file(source, config, target)
             facts.missing.append(PfMissing("prompt, rubric or grader", target, pos,
-                                           guess[0] if guess else ""))
+                                           guess[0] if guess else "",
+                                           "" if guess else ignored_by(source, config, target)))
             if guess is None:
                 continue
             found = guess
