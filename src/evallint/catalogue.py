@@ -245,9 +245,8 @@ def _versions_apart(source: str, rows: list[ObjectRow]) -> None:
                 continue
             if a.within and b.within and not set(a.within) & set(b.within):
                 continue
-            a_end, b_end = a.until or "", b.until or ""
-            if (a_end and b.since and _release(a_end) <= _release(b.since)) or \
-                    (b_end and a.since and _release(b_end) <= _release(a.since)):
+            if (a.until and b.since and _release(a.until) <= _release(b.since)) or \
+                    (b.until and a.since and _release(b.until) <= _release(a.since)):
                 continue
             shared = ", ".join(sorted(a.classes & b.classes))
             raise CatalogueError(
@@ -423,9 +422,9 @@ class Catalogue:
         self.app_functions = {f: fw.app_keywords for fw in fws for f in fw.app_functions}
         self.computed_fields = {fw.id: frozenset(fw.computed_fields) for fw in fws
                                 if fw.computed_fields}
-        self.entry_names = frozenset(n for fw in fws for n in fw.entry_names)
-        self.entry_frameworks = {n: frozenset(fw.id for fw in fws if n in fw.entry_names)
-                                 for n in self.entry_names}
+        # module-level names a framework's own CLI runs -> the frameworks that do
+        self.entry_frameworks = {n: frozenset(f.id for f in fws if n in f.entry_names)
+                                 for fw in fws for n in fw.entry_names}
         self.run_methods = {fw.id: frozenset(fw.run_methods) for fw in fws if fw.run_methods}
         # a chat model's methods, and a framework object's (by the kinds a file's objects are)
         self.chat_run_methods = frozenset(m for fw in fws if any(o.kind == "chat"

@@ -16,11 +16,12 @@ from evallint.toolcaps import writes
 
 
 def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
-           ) -> list[tuple[LLMCall, LLMCall]]:
-    """(evaluator, generator) call pairs that belong to one loop: linked by a flow from the
-    generator's output to the evaluator's input, else made in the same file, else (``near``:
-    the modules beside each module by import) made in a module beside the evaluator's, when
-    no flow and no file links the evaluator to any generator."""
+           ) -> list[tuple[LLMCall, LLMCall, str]]:
+    """(evaluator, generator, how) call pairs that belong to one loop: linked by a flow from
+    the generator's output to the evaluator's input (``flow``), else made in the same file
+    (``file``), else (``near``: the modules beside each module by import) made in a module
+    beside the evaluator's (``beside``), when no flow and no file links the evaluator to any
+    generator."""
     by_key = {c.origin.key: c for c in calls if c.origin is not None}
 
     def compared(c: LLMCall) -> bool:
@@ -37,7 +38,7 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
               and compared(c) and c.origin and (c.model or c.obj)}
     base_g = {c.origin.key: c for c in calls if c.role is not Role.EVALUATOR
               and compared(c) and c.origin and (c.model or c.obj)}
-    pairs: dict[tuple[object, object], None] = {}
+    pairs: dict[tuple[object, object], str] = {}
     for x in calls:
         if x.role is not Role.EVALUATOR:
             continue
@@ -48,29 +49,24 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
                         key=lambda k: _place(base_g[k]), reverse=True)
         for ek in e_keys:
             for gk in g_keys:
-                pairs[(ek, gk)] = None
-    linked = {ek for ek, _ in pairs}
-    for ek, e in base_e.items():
-        if ek in linked:
-            continue
-        for gk, g in base_g.items():
-            # unlinked calls of one file: a call of unknown role is no generator of this
-            # evaluator (a document analyser's other prompts), a named generator is
-            if g.path == e.path and g.role is Role.GENERATOR:
-                pairs[(ek, gk)] = None
-    linked = {ek for ek, _ in pairs}
-    for ek, e in base_e.items() if near else ():
-        if ek in linked:
-            continue
-        # no flow and no file links it: the generators of the modules beside its own (one
-        # imports the other, or one module imports both: a graph wiring a writer and a
-        # critic kept in files of their own)
-        beside = near.get(e.path, frozenset()) if near else frozenset()
-        for gk, g in base_g.items():
-            if g.path in beside and g.role is Role.GENERATOR:
-                pairs[(ek, gk)] = None
-    return [(base_e[ek], base_g[gk]) for ek, gk in pairs  # type: ignore[index,unused-ignore]
-            if ek in base_e and gk in base_g]
+                pairs[(ek, gk)] = "flow"
+    # An evaluator no flow links to a generator: the named generators (a call of unknown role
+    # is no generator of it: a document analyser's other prompts) of its own file, else of
+    # the modules beside its own (one imports the other, or one module imports both: a graph
+    # wiring a writer and a critic kept in files of their own).
+    places = {"file": lambda e: {e.path},
+              "beside": lambda e: near.get(e.path, frozenset()) if near else frozenset()}
+    for how, scope in places.items():
+        linked = {ek for ek, _ in pairs}
+        for ek, e in base_e.items():
+            if ek in linked:
+                continue
+            paths = scope(e)
+            for gk, g in base_g.items():
+                if g.path in paths and g.role is Role.GENERATOR:
+                    pairs[(ek, gk)] = how
+    return [(base_e[ek], base_g[gk], how)  # type: ignore[index,unused-ignore]
+            for (ek, gk), how in pairs.items() if ek in base_e and gk in base_g]
 
 
 def _symbolic(c: LLMCall) -> bool:
@@ -104,12 +100,10 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
     """Evaluator and generator calls of one loop (:func:`_pairs`) with a model or an object."""
     result = result_for(project, ctx)
     near = _beside(project)
-    for e, g in _pairs(result.calls, near):
+    for e, g, how in _pairs(result.calls, near):
         if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
             continue
         related = [rel(g.path, g.pos, f"the generator call ({_model(g)})")]
-        apart = g.path != e.path and not any(
-            k in set(chain_keys(g.origin)) for o in e.inputs_from for k in chain_keys(o))
         shared = ""
         if e.obj is not None and e.obj == g.obj:
             shared = f"one chat model object, {e.obj_what}"
@@ -122,7 +116,8 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             evidence=tuple([f"evaluator: {x}" for x in e.evidence]
                            + [f"generator: {x}" for x in g.evidence]
                            + ([f"no data flow links them: the generator's module {g.path} "
-                               f"sits beside the evaluator's by import"] if apart else [])),
+                               f"sits beside the evaluator's by import"]
+                              if how == "beside" else [])),
             shared=shared)
 
 

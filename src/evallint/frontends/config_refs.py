@@ -226,6 +226,19 @@ def probable_file(source: SourceFile, config: Config,
     return None
 
 
+def _read_noted(path: str, config: Config) -> bytes | None:
+    """The bytes of ``path`` (None when it is not a readable file), recorded for the result
+    cache either way: what a front-end read, or found missing, decides its facts."""
+    data = None
+    if os.path.isfile(path):
+        try:
+            data = read_bounded(path, config.max_file_size)
+        except OSError:
+            data = None
+    reads.note(path, config.max_file_size, data)
+    return data
+
+
 def ignored_by(source: SourceFile, config: Config, target: str) -> str:
     """The ``.gitignore`` (display path) that ignores a missing ``target`` named relative to
     the config, else '': a file the project generates and does not keep (test data a script
@@ -246,13 +259,7 @@ def ignored_by(source: SourceFile, config: Config, target: str) -> str:
         if not within(folder, root):
             break
         ignore = os.path.join(folder, ".gitignore")
-        data = None
-        if os.path.isfile(ignore):
-            try:
-                data = read_bounded(ignore, config.max_file_size)
-            except OSError:
-                data = None
-        reads.note(ignore, config.max_file_size, data)
+        data = _read_noted(ignore, config)
         if data is not None:
             rel = os.path.relpath(cand, folder).replace(os.sep, "/")
             for line in data.decode("utf-8", "replace").splitlines():
@@ -290,15 +297,10 @@ def read_named_file(source: SourceFile, config: Config, target: str,
         if not within(cand, root) or not inside_any(cand, config.roots):
             break  # outside the project: neither read nor listed as tried
         tried.append(shown + "/")
-        if not os.path.isfile(cand):
-            reads.note(cand, config.max_file_size, None)
-        else:
-            try:
-                data = read_bounded(cand, config.max_file_size)
-            except OSError:
-                reads.note(cand, config.max_file_size, None)
-                return tried
-            reads.note(cand, config.max_file_size, data)
+        data = _read_noted(cand, config)  # a missing file is noted too: it may appear
+        if data is None and os.path.isfile(cand):
+            return tried  # there, but unreadable
+        if data is not None:
             try:
                 text = decode(data, config.max_file_size)
             except SourceError:

@@ -13,7 +13,6 @@ negated ("never the same model", "a different model"), a sentence that explains 
 
 from __future__ import annotations
 
-import bisect
 import re
 from itertools import pairwise
 
@@ -21,6 +20,7 @@ from evallint.facts import Pos
 from evallint.facts.agents import ModelPolicy
 from evallint.frontends.template_text import fenced_spans
 from evallint.roles import AGENT_MAKER_WORDS, JUDGE_NOUNS, MAKER_NOUNS
+from evallint.source import LineIndex
 
 # Who judges: the judge nouns (one vocabulary with the role reader), their plurals and the
 # acts a dispatched step is named by ("the review subagent", "implementation and review").
@@ -89,10 +89,9 @@ _MARKUP = re.compile(r"[*_`]")
 def model_policies(text: str, offset_line: int = 1) -> list[ModelPolicy]:
     """The sentences of ``text`` (markdown; line ``offset_line`` of its file is its first)
     that put a judge on the generator's model."""
-    lowered = text.lower()
-    if "model" not in lowered or not _JUDGE.search(text):
+    if "model" not in text.lower() or not _JUDGE.search(text):
         return []
-    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    lines = LineIndex(text)
     fences = fenced_spans(text)
     headings = [(m.start(), m.group(2)) for m in _HEADING.finditer(text)]
     found: list[ModelPolicy] = []
@@ -108,10 +107,9 @@ def model_policies(text: str, offset_line: int = 1) -> list[ModelPolicy]:
         judge = _JUDGE.search(sentence)
         if judge is None:
             continue
-        line = bisect.bisect_right(starts, start + hit) - 1
-        col = start + hit - starts[line] + 1
+        line, col = lines.pos(start + hit)
         quote = " ".join(_MARKUP.sub("", sentence).split())
-        found.append(ModelPolicy(Pos(line + offset_line, col), judge.group(1).lower(),
+        found.append(ModelPolicy(Pos(line + offset_line - 1, col), judge.group(1).lower(),
                                  quote if len(quote) <= 160 else quote[:159] + "…"))
     return found
 
@@ -136,7 +134,9 @@ def _units(text: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out if text[a:b].strip()]
 
 
-_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*+]|\d+[.)]|\|)[ \t]")
+# A list item's or a table row's marker ("- ", "2. ", "| ").
+_MARK = r"(?:[-*+]|\d+[.)]|\|)"
+_ITEM = re.compile(r"(?m)^[ \t]*" + _MARK + r"[ \t]")
 
 
 def _under_counter_heading(headings: list[tuple[int, str]], start: int) -> bool:
@@ -184,7 +184,7 @@ _DIRECTIVE = re.compile(
     r"delegate|assign|pick|choose|select|configure|route|point|spin\s+up)\b"
     r"|\b(?:must|should|shall|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|make\s+sure|"
     r"ensure|be\s+sure\s+to|always)\b", re.I)
-_LEAD = re.compile(r"^\s*(?:[-*+]|\d+[.)]|\|)?\s*")
+_LEAD = re.compile(r"^\s*" + _MARK + r"?\s*")
 # `model: inherit` written as configuration says what to set on its own.
 _CONFIG = re.compile(r"model\s*[:=]", re.I)
 

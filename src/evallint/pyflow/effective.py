@@ -60,3 +60,11 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
             model_pos, tools, reach, own_role, origin, obj.key if obj else None,
             f"{obj.what} ({where(obj.path, obj.pos)})" if obj else "",
             (obj.path, obj.pos) if obj else None))
+
+
+def output(role: Role, origin: Origin, structured: bool = False) -> frozenset[L]:
+    """What an effective call returns to the code around it: the judge's output (``flag``:
+    structured), the generator's, or the output of a call of no known role."""
+    if role is Role.EVALUATOR:
+        return frozenset({L("judge", origin, flag=structured)})
+    return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})

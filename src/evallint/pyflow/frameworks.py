@@ -399,9 +399,7 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     an.set_state("fw_runs", origin.key, info.framework)
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, info.tools,
                      origin, own_role=False, obj=ctor)
-    if role is Role.EVALUATOR:
-        return frozenset({L("judge", origin, flag=structured)})
-    return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+    return effective.output(role, origin, structured)
 
 
 def _team_members(it: Interp, c: CallIR, team: FrameworkObject) -> None:
@@ -446,10 +444,11 @@ def _flat_members(it: Interp, team: FrameworkObject, depth: int = 0
     return list(dict.fromkeys(out))
 
 
-def run_entry(it: Interp, target: str, value: Val, labels: frozenset[L]) -> None:
-    """``root_agent = SequentialAgent(...)`` at module level: the framework's own CLI runs
-    it (``adk run``), so a team there is run as if a runner were given it."""
-    if it.fn.name != "<module>" or target not in CAT.entry_names:
+def run_entry(it: Interp, target: str, labels: frozenset[L]) -> None:
+    """``root_agent = SequentialAgent(...)`` at module level (``target``, a name of the
+    catalogue's ``entry_frameworks``): the framework's own CLI runs it (``adk run``), so a
+    team there is run as if a runner were given it."""
+    if it.fn.name != "<module>":
         return
     frameworks = CAT.entry_frameworks[target]
     chats = framework_chats(it, labels)

@@ -206,8 +206,8 @@ class Interp:
             if self.fed and any(set(name_tokens(t.rsplit(".", 1)[-1])) & VERDICT_TOKENS
                                 for t in step.targets):
                 self.note_verdict(value, f"is stored as `{step.targets[0]}`", step.pos)
-            if len(step.targets) == 1 and step.targets[0] in CAT.entry_names:
-                frameworks.run_entry(self, step.targets[0], step.value, value)
+            if len(step.targets) == 1 and step.targets[0] in CAT.entry_frameworks:
+                frameworks.run_entry(self, step.targets[0], value)
             for t in step.targets:
                 old = self.local_vals.get(t, ()) if step.aug or step.weak else ()
                 self.local_vals[t] = (*old, step.value)[-8:]

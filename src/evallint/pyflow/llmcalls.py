@@ -167,20 +167,19 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if name in CAT.app_functions:
             _note_app(it, c, CAT.app_functions[name])
         if name in CAT.run_functions:
+            # the object run: by keyword (Runner(agent=pipeline), query(options=opts)), else
+            # the first argument (Runner.run(agent, input))
             run_by = CAT.run_object.get(CAT.run_functions[name], ())
-            given = next(((k, c.kw(k)) for k in run_by if c.kw(k) is not None), None)
-            if given is not None:  # Runner(agent=pipeline), query(prompt=..., options=opts)
-                chats = frameworks.framework_chats(it, kws.get(given[0], frozenset()))
+            key = next((k for k in run_by if k in kws), None)
+            obj = c.kw(key) if key is not None else c.args[0] if c.args else None
+            if obj is not None:
+                labels = kws[key] if key is not None else args[0]
+                rest = {k: v for k, v in kws.items() if k != key}
+                chats = frameworks.framework_chats(it, labels)
                 if chats:
-                    prompts, inputs = frameworks.run_inputs(
-                        c, args, {k: v for k, v in kws.items() if k != given[0]},
-                        skip_first=False)
-                    return frameworks.run_object(it, c, chats, given[1], prompts, inputs)
-            elif args:
-                chats = frameworks.framework_chats(it, args[0])
-                if chats:
-                    prompts, inputs = frameworks.run_inputs(c, args, kws, skip_first=True)
-                    return frameworks.run_object(it, c, chats, c.args[0], prompts, inputs)
+                    prompts, inputs = frameworks.run_inputs(c, args, rest,
+                                                            skip_first=key is None)
+                    return frameworks.run_object(it, c, chats, obj, prompts, inputs)
     if row is not None and row.kind == "evaluator":
         return framework_object(it, c, row)
     if it.an.is_extractor(c.func):
@@ -367,9 +366,7 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
                      own_role=False)
     if c.func.endswith("batches.create"):
         return frozenset()
-    if role is Role.EVALUATOR:
-        return frozenset({L("judge", origin, flag=structured)})
-    return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+    return effective.output(role, origin, structured)
 
 
 def schema_scored(it: Interp, vals: list[Val]) -> bool:
@@ -476,9 +473,7 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
         it.an.set_state("fw_runs", origin.key, framework)
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin,
                      own_role=False, obj=ctor)
-    if role is Role.EVALUATOR:
-        return frozenset({L("judge", origin, flag=structured)})
-    return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+    return effective.output(role, origin, structured)
 
 
 def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[frozenset[L]],
@@ -629,8 +624,7 @@ def param_chat_run(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionI
         # (own_role False: the model is picked here, by the object passed, and is compared)
         effective.record(it, c, c.func, role, evidence, given, model, model_where, (), origin,
                          own_role=False, obj=ctor)
-        kind = "judge" if role is Role.EVALUATOR else "gen" if role is Role.GENERATOR else "llm"
-        return frozenset({L(kind, origin)})
+        return effective.output(role, origin)
     return frozenset()
 
 

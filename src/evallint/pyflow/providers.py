@@ -70,7 +70,7 @@ def sdk_call_row(func: str, qualified: str | None, keywords: frozenset[str],
     return None
 
 
-def _inside(module: str, package: str) -> bool:
+def inside_package(module: str, package: str) -> bool:
     """Is ``module`` part of ``package`` itself? A framework's own source (``dspy/predict/``)
     builds its objects from its own modules: it is not a program that uses the framework."""
     return module == package or module.startswith(package + ".")
@@ -117,7 +117,7 @@ def framework_roots(facts: PythonFacts) -> tuple[str, ...]:
             fw = CAT.framework_of(target) if target else None
             if fw is not None and not fw.sdk:
                 top = target.split(".")[0]
-                if not _inside(facts.module, top):
+                if not inside_package(facts.module, top):
                     roots.append(top)
     return tuple(dict.fromkeys(roots))
 

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from functools import lru_cache
 
-from evallint.pyflow.providers import CAT
+from evallint.pyflow.providers import CAT, inside_package
 from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, role_from_name
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
@@ -109,7 +109,7 @@ def needs_analysis(tree: ast.Module, text: str, module: str = "") -> bool:
     importing ``deepeval.models``) is the framework at work, not a program using it, so that
     import alone is no reason."""
     def sdk(name: str) -> bool:
-        return _sdk_root(name) and not (module and _same_package(module, name))
+        return _sdk_root(name) and not (module and inside_package(module, name.split(".")[0]))
 
     for node in _walk_defs(tree):
         if isinstance(node, ast.Import):
@@ -126,11 +126,6 @@ def needs_analysis(tree: ast.Module, text: str, module: str = "") -> bool:
             return True
     # a client passed in from elsewhere: the call's shape is the only evidence
     return any(t in text for t in CAT.call_text)
-
-
-def _same_package(module: str, imported: str) -> bool:
-    """Are both in one top-level package (the framework's own source importing itself)?"""
-    return module.split(".")[0] == imported.split(".")[0]
 
 
 def _sdk_root(module: str) -> bool:
