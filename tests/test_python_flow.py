@@ -225,9 +225,28 @@ def generate(t):
 
 
 def judge(t):
-    return client.messages.create(model=os.environ["GEN"], max_tokens=9, messages=t)
+    return client.messages.create(model=os.environ["JUDGE"], max_tokens=9, messages=t)
 """
     assert lint(tmp_path, {"loop.py": loop}).findings == []
+
+
+def test_one_environment_variable_with_no_default_is_one_model(tmp_path: Path) -> None:
+    loop = """\
+import os
+import anthropic
+client = anthropic.Anthropic()
+
+
+def generate(t):
+    return client.messages.create(model=os.environ["GEN"], max_tokens=9, messages=t)
+
+
+def judge(t):
+    return client.messages.create(model=os.getenv("GEN"), max_tokens=9, messages=t)
+"""
+    found = lint(tmp_path, {"loop.py": loop}).findings
+    assert [(f.code, f.line) for f in found] == [("EL301", 11)]
+    assert "one environment variable picks the model" in found[0].message
 
 
 def test_one_llm_call_and_no_evaluator_is_clean(tmp_path: Path) -> None:

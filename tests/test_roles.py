@@ -36,6 +36,9 @@ TABLE = [
     ("A judge will score the answer later, so write it carefully.", U, U, U),
     ("You are a helpful assistant. Answer the user's question.", U, U, U),
     ("You are a writer and also the judge of your own story.", U, U, U),
+    ("You are a strict reviewer. Reply APPROVE or list the fixes the draft needs.", E, U, E),
+    ("You are a teacher grading an essay submission. Give notes on it.", E, U, E),
+    ("You are a code reviewer. Summarize the changes for the release notes.", U, U, U),
 ]
 
 

@@ -213,8 +213,11 @@ def _identity(nouns: frozenset[str]) -> re.Pattern[str]:
 JUDGE_IDENTITY = _identity(JUDGE_NOUNS)
 MAKER_IDENTITY = _identity(MAKER_NOUNS)
 # "Score the response", "Evaluate each answer": an instruction to judge the candidate's text.
+# Also the participle after who the model is: "You are a teacher grading an essay submission".
 JUDGE_TASK = re.compile(
-    r"\b(evaluate|grade|score|assess|rate|judge|critique)\s+(?:the|this|each|a|an)\s+"
+    r"(?:\b(evaluate|grade|score|assess|rate|judge|critique)|(?<=\byou are )(?:an?|the)\s+"
+    r"(?:[\w-]+\s+){1,3}?(grading|evaluating|scoring|assessing|rating|judging|critiquing))\s+"
+    r"(?:the|this|each|a|an)\s+"
     r"(?:[\w-]+\s+){0,2}?(" + "|".join(sorted(CANDIDATE_NOUNS)) + r")s?\b", re.I)
 # A judging verb addressed to the model with a scale: "Grade the essay from 1 to 10", "You
 # rate each reply on a scale of 1-5". The scale makes the verb a verdict to give whatever the
@@ -222,7 +225,7 @@ JUDGE_TASK = re.compile(
 JUDGE_SCALED_TASK = re.compile(
     r"(?:^|(?<=[.!?:;,\n])|\byou\s+)[^\S\n]*(?:please\s+)?"
     r"(grade|score|rate|evaluate|assess|judge)\s+(?!(?:from|between|on|out|each|all)\b)"
-    r"(?:[\w'-]+\s+){1,6}?"
+    r"(?:[\w'-]+,?\s+){1,6}?"
     r"(?:(?:from|between|out\s+of)\s+\d+|on\s+a\s+(?:\d+[-\u2013]point\s+)?scale\b"
     r"|\d+\s*(?:-|\u2013|/)\s*\d+\b)", re.I | re.M)
 # A scale or a rubric: supports a judge, never makes one on its own.
@@ -232,9 +235,13 @@ SCALE_CUES = (
     re.compile(r"\brubric\b", re.I),
 )
 # A verdict the text asks for: what makes a reviewer's or verifier's text a judge's.
+# (Also a reply keyword that accepts the work: "Reply APPROVE or give fixes", "Answer YES or
+# give advice": the one word is a verdict.)
 VERDICT_CUE = re.compile(
     r"\b(?:PASS|FAIL)\b|(?i:\bpass/fail\b|\bverdicts?\b|\bscores?\b|\bgrades?\b|\brating\b|"
-    r"\bcorrect or incorrect\b|\bapprove or reject\b|\baccept or reject\b)")
+    r"\bcorrect or incorrect\b|\bapprove or reject\b|\baccept or reject\b)|"
+    r"\b(?i:reply|answer|respond|say|output|return)\s+(?:(?i:with|only)\s+)*[\"'`*]*"
+    r"(?:APPROVED?|ACCEPT(?:ED)?|LGTM|YES)\b")
 _REPORTED = frozenset({"will", "would", "may", "might", "to", "who", "which", "that", "then",
                        "later", "must", "should", "can", "shall"})
 

@@ -155,8 +155,28 @@ def _expand(entries: Iterable[dict[str, Any]] | None, what: str) -> dict[Key, st
 
 
 def load_known(path: Path = KNOWN_FILE) -> Known:
+    """The known failures and opt-outs: those of ``known_failures.yaml``, and the invalid rule
+    examples that say in their rule file that their verdict must depend on a name the
+    project chose (``depends_on_names: <why>``): they opt out of the ``names`` rewrite."""
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return Known(_expand(data.get("failures"), "failures"), _expand(data.get("opt_out"), "opt_out"))
+    opt_out = _expand(data.get("opt_out"), "opt_out")
+    for key, reason in _name_dependent_examples().items():
+        if key in opt_out:
+            raise ValueError(f"{KNOWN_FILE.name}: opt_out entry also in the rule file: {key}")
+        opt_out[key] = reason
+    return Known(_expand(data.get("failures"), "failures"), opt_out)
+
+
+def _name_dependent_examples() -> dict[Key, str]:
+    from evallint.registry import load_rules
+
+    out: dict[Key, str] = {}
+    for code, meta in sorted(load_rules().items()):
+        for ex in meta.tests.get("invalid") or []:
+            why = ex.get("depends_on_names")
+            if why:
+                out[(code, ex.get("name", ""), "names")] = f"depends on names: {why}"
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

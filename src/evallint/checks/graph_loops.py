@@ -16,12 +16,14 @@ def langgraph_loops(project: Project, ctx: Context) -> Iterator[Finding]:
         if loop.bounded:
             continue
         (gen, gen_at), (ev, ev_at) = loop.generator, loop.evaluator
+        sends = (f"sends the drafts of the generator node `{gen}` on to the evaluator node "
+                 f"`{ev}`, which sends them back," if loop.after_generator else
+                 f"sends the evaluator node `{ev}` back to the generator node `{gen}`")
         yield ctx.finding(
             "EL501", loop.path, loop.pos,
-            f"graph cycle: the conditional edge at {where(loop.path, loop.pos)} sends the "
-            f"evaluator node `{ev}` back to the generator node `{gen}` and its router "
-            f"`{loop.router}()` counts no attempts: keep an attempt counter in the state and "
-            "route to END past a maximum (LangGraph's recursion limit stops the run with an "
-            "error, not with the best attempt)",
+            f"graph cycle: the conditional edge at {where(loop.path, loop.pos)} {sends} and "
+            f"its router `{loop.router}()` counts no attempts: keep an attempt counter in the "
+            "state and route to END past a maximum (LangGraph's recursion limit stops the run "
+            "with an error, not with the best attempt)",
             related=[rel(loop.path, gen_at, f"the generator node `{gen}` is added here"),
                      rel(loop.path, ev_at, f"the evaluator node `{ev}` is added here")])

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from evallint import models
 from evallint.facts.modelpairs import SOURCES, ModelPair
-from evallint.findings import Finding
+from evallint.findings import Finding, Severity
 from evallint.registry import Context, Project, project_check
 
 
@@ -27,11 +27,12 @@ def evaluator_models(project: Project, ctx: Context) -> Iterator[Finding]:
         for pair in source(project, ctx):
             groups.setdefault((source.__qualname__, pair.key), []).append(pair)
     for pairs in groups.values():
-        same = next((p for p in pairs if _same(p)), None)
+        # a pair of named roles first: a weak one only when no other is the same model
+        same = next((p for p in sorted(pairs, key=lambda p: bool(p.weak)) if _same(p)), None)
         if same is not None:
             yield _el301(same, ctx)
             continue
-        dear = next((p for p in pairs if p.evaluator.model and p.generator.model
+        dear = next((p for p in pairs if not p.weak and p.evaluator.model and p.generator.model
                      and models.is_cheaper(p.evaluator.model, p.generator.model, fams)
                      is False), None)
         if dear is not None:
@@ -51,5 +52,7 @@ def _el301(p: ModelPair, ctx: Context) -> Finding:
         message = f"{e.who} runs on {e.shown}, the same model as {g.who} ({g.shown})"
     if p.hint:
         message += f"; {p.hint}"
+    if p.weak:
+        message += f" ({p.weak})"
     return ctx.finding("EL301", e.path, e.pos, message, related=p.related,
-                       evidence=p.evidence)
+                       evidence=p.evidence, default=Severity.WARNING if p.weak else None)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
 from evallint.facts.toolgrants import ToolGrant, grant_source
+from evallint.pyflow.graphs import GraphLink
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.project import rel, result_for
+from evallint.pyflow.project import graph_links_for, rel, result_for
 from evallint.pyflow.results import SYMBOLIC, LLMCall, where
 from evallint.pyflow.summaries import chain_keys
 from evallint.registry import Context, Project
@@ -15,10 +17,12 @@ from evallint.roles import Role
 from evallint.toolcaps import writes
 
 
-def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
-           ) -> list[tuple[LLMCall, LLMCall, str]]:
+def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
+           links: list[GraphLink] | None = None) -> list[tuple[LLMCall, LLMCall, str]]:
     """(evaluator, generator, how) call pairs that belong to one loop: linked by a flow from
-    the generator's output to the evaluator's input (``flow``), else made in the same file
+    the generator's output to the evaluator's input (``flow``), else by a graph whose state
+    an LLM node writes and an evaluator node reads (``graph``, from ``links``: the generator
+    end may be of no named role, the graph says what it is), else made in the same file
     (``file``), else (``near``: the modules beside each module by import) made in a module
     beside the evaluator's (``beside``), when no flow and no file links the evaluator to any
     generator."""
@@ -50,10 +54,33 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
         for ek in e_keys:
             for gk in g_keys:
                 pairs[(ek, gk)] = "flow"
-    # An evaluator no flow links to a generator: the named generators (a call of unknown role
-    # is no generator of it: a document analyser's other prompts) of its own file, else of
-    # the modules beside its own (one imports the other, or one module imports both: a graph
-    # wiring a writer and a critic kept in files of their own).
+    # An evaluator no flow links to a generator: the LLM node of a graph whose state reaches
+    # the evaluator's node (the structure names the generator); else the named generators (a
+    # call of unknown role is no generator of it: a document analyser's other prompts) of its
+    # own file, else of the modules beside its own. A graph link whose evaluator is known by
+    # a name only and whose generator has no role of its own comes last (a weak pair).
+    def graph_pairs(weak: bool) -> None:
+        linked = {ek for ek, _ in pairs}
+        for link in links or ():
+            for ek, e in base_e.items():
+                if ek in linked or (e.path, e.function) != link.evaluator:
+                    continue
+                for gk, g in base_g.items():
+                    if (g.path, g.function) == link.generator and \
+                            weak == (_named_only(e) and g.role is not Role.GENERATOR):
+                        pairs[(ek, gk)] = "graph"
+
+    graph_pairs(weak=False)
+    _place_pairs(pairs, base_e, base_g, near)
+    graph_pairs(weak=True)
+    return [(base_e[ek], base_g[gk], how)  # type: ignore[index,unused-ignore]
+            for (ek, gk), how in pairs.items() if ek in base_e and gk in base_g]
+
+
+def _place_pairs(pairs: dict[tuple[object, object], str], base_e: Mapping[Any, LLMCall],
+                 base_g: Mapping[Any, LLMCall], near: dict[str, frozenset[str]] | None) -> None:
+    """The evaluators no flow and no graph links: the named generators of their own file,
+    else of the modules beside theirs."""
     places = {"file": lambda e: {e.path},
               "beside": lambda e: near.get(e.path, frozenset()) if near else frozenset()}
     for how, scope in places.items():
@@ -65,8 +92,12 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None
             for gk, g in base_g.items():
                 if g.path in paths and g.role is Role.GENERATOR:
                     pairs[(ek, gk)] = how
-    return [(base_e[ek], base_g[gk], how)  # type: ignore[index,unused-ignore]
-            for (ek, gk), how in pairs.items() if ek in base_e and gk in base_g]
+
+
+def _named_only(c: LLMCall) -> bool:
+    """An evaluator known only by a name (its function's, its model object's): a graph node
+    that ``assess_severity()`` names is a step of the pipeline as often as a judge of it."""
+    return all(ev.startswith(("function name `", "model `")) for ev in c.evidence)
 
 
 def _symbolic(c: LLMCall) -> bool:
@@ -100,7 +131,7 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
     """Evaluator and generator calls of one loop (:func:`_pairs`) with a model or an object."""
     result = result_for(project, ctx)
     near = _beside(project)
-    for e, g, how in _pairs(result.calls, near):
+    for e, g, how in _pairs(result.calls, near, graph_links_for(project, ctx)):
         if e.origin is not None and e.origin.key == (g.origin.key if g.origin else None):
             continue
         related = [rel(g.path, g.pos, f"the generator call ({_model(g)})")]
@@ -117,8 +148,13 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                            + [f"generator: {x}" for x in g.evidence]
                            + ([f"no data flow links them: the generator's module {g.path} "
                                f"sits beside the evaluator's by import"]
-                              if how == "beside" else [])),
-            shared=shared)
+                              if how == "beside" else [])
+                           + (["the graph's state carries the generator node's output to "
+                               "the evaluator node"] if how == "graph" else [])),
+            shared=shared,
+            weak=("role from names only: a name alone makes the evaluator one, and the "
+                  "graph's structure the generator" if how == "graph" and _named_only(e)
+                  and g.role is not Role.GENERATOR else ""))
 
 
 def _beside(project: Project) -> dict[str, frozenset[str]]:

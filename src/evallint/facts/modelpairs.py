@@ -42,6 +42,10 @@ class ModelPair:
     evidence: tuple[str, ...] = ()
     shared: str = ""
     hint: str = ""  # what to do, appended to the EL301 message
+    # Set when a name alone makes the evaluator one and nothing but the loop's structure
+    # names the generator: why, appended to the message; the finding is then a warning, and
+    # no EL302 is drawn from it (a tier says nothing when the roles are a guess).
+    weak: str = ""
 
 
 PairSource = Callable[[Project, Context], Iterable[ModelPair]]

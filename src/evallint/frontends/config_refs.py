@@ -226,7 +226,7 @@ def probable_file(source: SourceFile, config: Config,
     return None
 
 
-def _read_noted(path: str, config: Config) -> bytes | None:
+def read_noted(path: str, config: Config) -> bytes | None:
     """The bytes of ``path`` (None when it is not a readable file), recorded for the result
     cache either way: what a front-end read, or found missing, decides its facts."""
     data = None
@@ -259,7 +259,7 @@ def ignored_by(source: SourceFile, config: Config, target: str) -> str:
         if not within(folder, root):
             break
         ignore = os.path.join(folder, ".gitignore")
-        data = _read_noted(ignore, config)
+        data = read_noted(ignore, config)
         if data is not None:
             rel = os.path.relpath(cand, folder).replace(os.sep, "/")
             for line in data.decode("utf-8", "replace").splitlines():
@@ -297,7 +297,7 @@ def read_named_file(source: SourceFile, config: Config, target: str,
         if not within(cand, root) or not inside_any(cand, config.roots):
             break  # outside the project: neither read nor listed as tried
         tried.append(shown + "/")
-        data = _read_noted(cand, config)  # a missing file is noted too: it may appear
+        data = read_noted(cand, config)  # a missing file is noted too: it may appear
         if data is None and os.path.isfile(cand):
             return tried  # there, but unreadable
         if data is not None:

@@ -218,7 +218,7 @@ class _Finder:
             text = _string_node(value)
             for t in targets:
                 name = _target_name(t)
-                if name and text is not None:
+                if name and text is not None and not _extends_itself(text, name):
                     self._bind(name, scope, text)
         elif isinstance(stmt, ast.Return) and stmt.value is not None and scope != "<module>":
             # def build_judge_prompt(...): return f"""..."""
@@ -621,6 +621,16 @@ def _literal_text(src: _Source, node: ast.expr) -> _Text | None:
     if isinstance(node, ast.JoinedStr):
         return _fstring_text(src, node, start, end)
     return None
+
+
+def _extends_itself(node: ast.expr, name: str) -> bool:
+    """``prompt = f"{prompt}\nAlso: ..."``: an f-string whose only field is the name it is
+    assigned to adds fixed text to a prompt made elsewhere (loaded from a config); its one
+    field is that prompt, not a slot a caller fills, so it is no template."""
+    if not isinstance(node, ast.JoinedStr):
+        return False
+    fields = [v.value for v in node.values if isinstance(v, ast.FormattedValue)]
+    return bool(fields) and all(isinstance(f, ast.Name) and f.id == name for f in fields)
 
 
 def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _Text:

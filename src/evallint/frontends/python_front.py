@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from evallint.config import Config
 from evallint.facts import Pos, PromptFacts
 from evallint.frontend import ParseError, frontend
+from evallint.frontends.envfiles import env_defaults
 from evallint.frontends.pystrings import find_templates, may_hold_templates, prompt_module
 from evallint.kinds import FileKind
 from evallint.pyast import quiet_parse
@@ -114,7 +115,13 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
     """Facts of one module or notebook (near-empty when the prefilter finds nothing), read
     with the project's own catalogue files beside the shipped ones."""
     CAT.use(config.model_docs)
-    return build_facts(source, force=False, limit=config.max_file_size)
+    facts = build_facts(source, force=False, limit=config.max_file_size)
+    if facts.analyzed:  # (a notebook's JSON too: the reads are found in its escaped text)
+        defaults = env_defaults(source, config, source.text)
+        if defaults:  # what the analysis resolves changes with them: so does the digest
+            facts.env_defaults = defaults
+            facts.digest = _digest(facts.digest + repr(defaults))
+    return facts
 
 
 def build_facts(source: SourceFile, force: bool, limit: int | None = None) -> PythonFacts:

@@ -24,7 +24,7 @@ from typing import Any
 
 from evallint import datacodec
 from evallint.config import Config
-from evallint.pyflow import frameworks, llmcalls
+from evallint.pyflow import frameworks, instances, llmcalls
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
@@ -109,6 +109,9 @@ class Analysis:
         self.fw_runs: Mapping[tuple[str, str, int], str] = self._table("fw_runs", {})
         # framework -> the model set for it as a whole (``dspy.configure(lm=...)``)
         self.ambient: Mapping[str, tuple[str | None, str]] = self._table("ambient", {})
+        # graph state keys (``messages``) a generator node is run on: its message history,
+        # which a node reading the state key as a whole reads (see ``flows.mark_state``)
+        self.state_history: Mapping[str, L] = self._table("state_history", {})
         self.result = Result()
         # The project-wide state above (but ``result``) changes only through ``set_state``,
         # ``add_state`` and ``set_genctx``, each change journaled: ``chain`` digests every
@@ -132,7 +135,8 @@ class Analysis:
 
     def set_state(self, table: str, key: Any, value: Any, keep: bool = False) -> None:
         """``table[key] = value`` in one of the state's dicts (``chats``, ``framework``,
-        ``structural``, ``fw_objects``, ``fw_runs``, ``ambient``); ``keep``: only when ``key``
+        ``structural``, ``fw_objects``, ``fw_runs``, ``ambient``, ``state_history``); ``keep``:
+        only when ``key``
         is new. A write that changes nothing is no change."""
         store: dict[Any, Any] = self._state[table]
         old = store.get(key, _MISSING)
@@ -218,8 +222,9 @@ class Analysis:
                     break
                 mod = tables.module(name, f.path)
                 if mod is not None and mod.name.endswith(name) and (
-                        mod.path in helper_modules or self._reexports_helper(mod, helpers)):
-                    hit = True
+                        mod.path in helper_modules or self._reexports_helper(mod, helpers)
+                        or (mod.path in self.relevant and _holds_llm_object(mod))):
+                    hit = True  # ``import graph`` then ``graph.llm.invoke(...)`` too
                     break
                 const = tables.constant(name, f.path)
                 if const is not None and const[0].path in self.relevant and \
@@ -300,8 +305,11 @@ class Analysis:
                 if fn is None and "." in name:  # ``self.rater = prompt | self.llm``: __init__'s
                     fn = mod.facts.functions.get(f"{name.split('.')[0]}.__init__")
                 out = self.static_chat_val(mod, fn, val, depth + 1)
-            elif depth < 8 and name in mod.facts.imports:
-                found = self.tables.constant(mod.facts.imports[name], mod.path)
+            elif depth < 8 and name.partition(".")[0] in mod.facts.imports:
+                # ``from setup import llm``, or ``import setup`` read as ``setup.llm``
+                root, _, rest = name.partition(".")
+                target = mod.facts.imports[root]
+                found = self.tables.constant(f"{target}.{rest}" if rest else target, mod.path)
                 if found is not None:
                     out = self.static_chat(found[0], found[1], depth + 1)
         finally:
@@ -440,7 +448,7 @@ class Analysis:
         exists (which turns on the static chat lookups; their answers do not depend on which
         chats exist). Both only grow. Everything else it could read needs an LLM value first."""
         names = self.genctx.get(path)
-        return (len(names) if names else 0), bool(self.chats)
+        return (len(names) if names else 0) + len(self.state_history), bool(self.chats)
 
     def quiet_epoch(self, path: str) -> Epoch:
         """Everything project-wide that a function of module ``path`` reads while it meets
@@ -448,7 +456,8 @@ class Analysis:
         objects or runs exist: ``Interp.access`` and ``llmcalls.dispatch`` look them up only
         then)."""
         names = self.genctx.get(path)
-        return (tuple(sorted(names)) if names else (), bool(self.chats),
+        return ((tuple(sorted(names)) if names else ()) +
+                tuple(f"<state>.{k}" for k in sorted(self.state_history)), bool(self.chats),
                 bool(self.fw_objects), bool(self.fw_runs))
 
     def _fixpoint(self) -> None:
@@ -650,8 +659,18 @@ class Analysis:
         if ref[0] == "env":
             value, how = self.resolve_ref(ref[2], mod, cls, depth + 1)
             if value is None:
-                return None, ""
+                documented = next(((v, shown) for k, v, shown in mod.facts.env_defaults
+                                   if k == ref[1]), None)
+                if documented is None:
+                    return None, ""
+                return documented[0], f"${ref[1]} in {documented[1]}, the documented setup"
             return value, f"default of ${ref[1]}" + (f", {how}" if how else "")
+        if ref[0] == "name":
+            inst = instances.as_instance(self, ref, mod)
+            if inst is not None:
+                ref, mod = inst
+        if ref[0] == "new":
+            return self.attr_default(ref, mod, depth)
         if ref[0] != "name":
             return None, ""
         path = str(ref[1])
@@ -684,6 +703,19 @@ class Analysis:
         return None, ""
 
 
+    def attr_default(self, ref: Ref, mod: Module, depth: int) -> tuple[str | None, str]:
+        """``get_settings().llm_model``: the default the class body gives the attribute."""
+        found = instances.instance_attr(self, ref, mod)
+        if found is None or found[1] not in found[0].facts.constant_names:
+            return None, ""
+        owner, key = found
+        value, how = self.resolve_ref(owner.facts.constants[key].ref, owner,
+                                      key.split(".")[0], depth + 1)
+        if value is None:
+            return None, ""
+        return value, f"{key} in {PurePosixPath(owner.path).name}" + (f" = {how}" if how
+                                                                        else "")
+
     def init_default(self, ref: Ref | None, mod: Module, attr: str,
                      depth: int) -> tuple[str | None, str]:
         """``self.model = model`` in ``__init__(self, model="llama-3")``: the attribute
@@ -700,6 +732,13 @@ class Analysis:
                     return value, (f"{attr}, default of `{p.name}` in `{cls}.__init__()`"
                                    + (f", {how}" if how else ""))
         return None, ""
+
+
+def _holds_llm_object(mod: Module) -> bool:
+    """Does the module build an agent or a chat model at module level (``llm = ChatOpenAI()``,
+    ``chain = prompt | llm``)? A file importing the module may run it as ``mod.llm``."""
+    owners = mod.facts.owners
+    return any(owners[n] == "<module>" and builds_llm_object(mod.facts, n) for n in owners)
 
 
 class _Names:

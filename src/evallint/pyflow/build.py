@@ -60,6 +60,11 @@ SCORE_TEXT = re.compile(
 )
 
 
+# A class attribute only annotated (``judge_model: str``): the class has it, with no value
+# (``__init__`` may give it one: ``self.x = ...`` replaces this placeholder).
+_ANNOTATED = Val()
+
+
 def merge(vals: Sequence[Val]) -> Val:
     """The value of an expression made of several parts (no longer a literal or a simple ref)."""
     vals = [v for v in vals if v is not EMPTY]
@@ -214,6 +219,8 @@ class Builder:
                               unpack=unpack))
         elif isinstance(node, ast.AnnAssign):
             if node.value is None:
+                if cls and isinstance(node.target, ast.Name):  # a field the caller fills
+                    self.constants.setdefault(f"{cls}.{node.target.id}", _ANNOTATED)
                 return
             value = self.expr(node.value, fn)
             names, weak = self.target_names(node.target)
@@ -299,6 +306,8 @@ class Builder:
         if not isinstance(target, ast.Name):
             return
         name = f"{cls}.{target.id}" if cls else target.id
+        if cls and isinstance(node, ast.Call):
+            value = self.field_default(node, fn) or value
         self.constants[name] = value
         if value.calls and fn.name == "<module>":
             self.owners[name] = fn.name
@@ -306,6 +315,21 @@ class Builder:
             self.owners.pop(name, None)
         if isinstance(node, ast.Dict):
             self.dict_constants(name, node)
+
+    def field_default(self, node: ast.Call, fn: _Fn) -> Val | None:
+        """A class field declared through a field function (pydantic ``Field("gpt-4o")``,
+        ``Field(default=...)``, dataclasses ``field(default=...)``): its default value."""
+        func = self.path_of(node.func) or ""
+        root, _, rest = func.partition(".")
+        func = self.imports.get(root, root) + (f".{rest}" if rest else "")  # ``Field as F``
+        if func.rsplit(".", 1)[-1] not in ("Field", "field"):
+            return None
+        for kw in node.keywords:
+            if kw.arg == "default":
+                return self.expr(kw.value, fn)
+        if node.args and func.rsplit(".", 1)[-1] == "Field":
+            return self.expr(node.args[0], fn)
+        return None
 
     def dict_constants(self, prefix: str, node: ast.Dict) -> None:
         for key, val in zip(node.keys, node.values, strict=True):
@@ -321,7 +345,7 @@ class Builder:
         if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
                 and target.value.id == "self"):
             key = f"{fn.cls}.{target.attr}"
-            if key not in self.constants:
+            if self.constants.get(key, _ANNOTATED) is _ANNOTATED:
                 self.constants[key] = value
                 if value.calls:
                     self.owners[key] = fn.name
@@ -486,9 +510,13 @@ class Builder:
             inner = self.expr(node.value, fn)
             if isinstance(node, ast.Subscript):
                 return merge([inner, *self._indexes(node, fn)])
-            return merge([inner])
+            out = merge([inner])
+            if inner.ref is not None and inner.ref[0] == "new":  # get_settings().llm_model
+                rest = f"{inner.ref[2]}.{node.attr}" if inner.ref[2] else node.attr
+                out.ref = ("new", inner.ref[1], rest)
+            return out
         if isinstance(node, ast.Call):
-            return self.call(node, fn)
+            return self.instance_ref(node, self.call(node, fn))
         if isinstance(node, ast.JoinedStr):
             pieces: list[Val] = []
             texts: list[str] = []
@@ -550,6 +578,15 @@ class Builder:
         if isinstance(node, ast.Yield):
             return self.expr(node.value, fn)
         return EMPTY
+
+    def instance_ref(self, node: ast.Call, value: Val) -> Val:
+        """``Settings()``, ``get_settings()``: a call of a plain name with no positional
+        argument keeps the name it calls (``("new", "get_settings", "")``), so an attribute read
+        on its result (``cfg.llm_model``) can resolve to the class attribute's default."""
+        func = self.path_of(node.func)
+        if value.ref is not None or func is None or node.args or func.startswith("self."):
+            return value
+        return replace(value, ref=("new", func, ""))
 
     @staticmethod
     def _bool(left: Val, right: Val, is_or: bool) -> Val:
@@ -653,7 +690,8 @@ class Builder:
                 return Val(names=(path,), ref=ref)
             v = Val(names=(path,), ref=("name", path))
             return merge([v, default]) if default is not None else v
-        if func in ("os.getenv", "getenv") and args and args[0].text is not None:
+        if (func in ("os.getenv", "getenv") or self.imports.get(func) == "os.getenv") and \
+                args and args[0].text is not None:  # (also ``from os import getenv as env``)
             default = args[1] if len(args) > 1 else None
             return Val(ref=("env", args[0].text, default.ref if default else None))
         if "validate" in last.lower() or last in _VALIDATE_CALLS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evallint.pyflow import instances
 from evallint.pyflow.ir import CallIR, Val
 from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import Summary
@@ -21,9 +22,24 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
     """A model that resolves to no name but is one variable: two calls whose model is
     the same parameter, local or attribute run on the same model, whatever it is
     (``generate(task, model=model)`` and ``judge(draft, model=model)``)."""
-    if val is None or val.calls or len(val.names) != 1:
+    if val is None:
         return None, ""
     ref = it.local_ref(val.ref)
+    inst = (ref, it.mod) if ref is not None and ref[0] == "new" else None
+    if ref is not None and ref[0] == "name":
+        inst = instances.as_instance(it.an, ref, it.mod)
+    if inst is not None:
+        found = instances.instance_attr(it.an, *inst)
+        if found is None:
+            return None, ""
+        return (f"{SYMBOLIC}{found[1]} in {found[0].name}",
+                "not resolved to a model name; one settings field picks the model of both calls")
+    if ref is not None and ref[0] == "env" and ref[2] is None:
+        return (f"{SYMBOLIC}${ref[1]}",
+                "not resolved to a model name; one environment variable picks the model of "
+                "both calls")
+    if val.calls or len(val.names) != 1:
+        return None, ""
     if ref is None or ref[0] not in ("param", "name"):
         return None, ""
     if ref[0] == "param":

@@ -9,13 +9,14 @@ argument.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evallint.models import is_reasoning_model
 from evallint.pyflow.cues import makes_judge, makes_maker
 from evallint.pyflow.ir import Assign, CallIR, FunctionIR, If, Return, Step, Val
 from evallint.pyflow.relevance import PROMPT_HEADS, function_role
-from evallint.pyflow.summaries import Module
+from evallint.pyflow.summaries import L, Module
 from evallint.roles import Role, name_tokens, role_from_name
 
 if TYPE_CHECKING:
@@ -132,11 +133,11 @@ def prompt_texts(it: Interp, system: Val | None, prompts: list[Val]) -> list[str
     at module level too), the arguments of the calls that build it (``TEMPLATE.format``,
     ``HumanMessage(...)``) and the strings of a project function that builds it."""
     texts: list[str] = []
-    work: list[tuple[Val, FunctionIR | None, int]] = [
-        (v, it.fn, 0) for v in (system, *prompts) if v is not None]
+    work: list[tuple[Val, FunctionIR | None, int, Module]] = [
+        (v, it.fn, 0, it.mod) for v in (system, *prompts) if v is not None]
     seen: set[tuple[str, int]] = set()
     while work and len(texts) < 64:
-        v, fn, depth = work.pop()
+        v, fn, depth, mod = work.pop()
         texts.extend(v.strings)
         if depth >= 4:
             continue
@@ -147,18 +148,25 @@ def prompt_texts(it: Interp, system: Val | None, prompts: list[Val]) -> list[str
             if fn is it.fn and root in it.local_vals:
                 if ("local", id(it.local_vals[root])) not in seen:
                     seen.add(("local", id(it.local_vals[root])))
-                    work.extend((x, fn, depth + 1) for x in it.local_vals[root])
+                    work.extend((x, fn, depth + 1, mod) for x in it.local_vals[root])
                 continue
             if fn is not None and root in fn.locals:
                 continue  # a parameter or a local not bound yet: not the module's constant
-            cv = it.mod.facts.constants.get(root)
+            home, name = mod, root
+            if root not in mod.facts.constant_names and "." in n and root in mod.facts.imports:
+                # ``import graph`` then ``graph.check.invoke(...)``: the other module's name
+                found = it.an.tables.constant(
+                    f"{mod.facts.imports[root]}.{n.split('.')[1]}", mod.path)
+                if found is not None:
+                    home, name = found
+            cv = home.facts.constants.get(name) if name in home.facts.constant_names else None
             if cv is not None and ("const", id(cv)) not in seen:
                 seen.add(("const", id(cv)))
                 if cv.text is not None:
                     texts.append(cv.text)
                 else:
-                    owner = it.mod.facts.functions.get(it.mod.facts.owners.get(root, ""))
-                    work.append((cv, owner, depth + 1))
+                    owner = home.facts.functions.get(home.facts.owners.get(name, ""))
+                    work.append((cv, owner, depth + 1, home))
         if fn is None:
             continue
         for cid in v.calls:
@@ -171,11 +179,11 @@ def prompt_texts(it: Interp, system: Val | None, prompts: list[Val]) -> list[str
                 if built:
                     texts.extend(built)
                     continue
-            work.extend((a, fn, depth + 1) for a in c.args)
-            work.extend((a, fn, depth + 1) for _, a in c.kwargs)
+            work.extend((a, fn, depth + 1, mod) for a in c.args)
+            work.extend((a, fn, depth + 1, mod) for _, a in c.kwargs)
             base = c.func.rsplit(".", 1)[0] if "." in c.func else ""
             if base and not base.startswith("<expr>"):
-                work.append((Val(names=(base,)), fn, depth + 1))
+                work.append((Val(names=(base,)), fn, depth + 1, mod))
     return texts
 
 
@@ -203,8 +211,12 @@ def builder_texts(it: Interp, cid: int) -> list[str]:
 
 
 def role_of(it: Interp, c: CallIR, callee: str | None, model: Val | None, system: Val | None,
-            prompts: list[Val]) -> tuple[Role, tuple[str, ...]]:
-    """Role of an LLM call from the strongest evidence available."""
+            prompts: list[Val], inputs: Iterable[frozenset[L]] = ()
+            ) -> tuple[Role, tuple[str, ...]]:
+    """Role of an LLM call from the strongest evidence available. ``inputs``: the labels of
+    what the call is given (a text that grades "the user's submission" while it is given the
+    generator's work grades the generator: a reflection graph hands the drafts over as the
+    user's turns)."""
     conf = it.an.configured_role(callee or "", it.fn.name)
     if conf is not None:
         return conf[0], (conf[1],)
@@ -215,10 +227,25 @@ def role_of(it: Interp, c: CallIR, callee: str | None, model: Val | None, system
     key = (it.path, it.fn.name, c.id)
     why = None if key in it.an.self_fed else it.an.structural.get(key)
     role, evidence = role_evidence(it, model, system, prompts, why)
-    if role is Role.EVALUATOR and judges_input(texts):
+    if role is Role.EVALUATOR and judges_input(texts) and not (
+            _human_subject_only(texts) and _carries_generator_work(it, inputs)):
         it.meta = True
         return Role.UNKNOWN, ()
     return role, evidence
+
+
+def _human_subject_only(texts: list[str]) -> bool:
+    """The text's subject is a person's answer ("the user's submission"), not the user's
+    message, query or a retrieved document (a guardrail or a retrieval grader)."""
+    text = "\n".join(texts)
+    return _HUMAN_ANSWER.search(text) is not None and _INPUT_SUBJECT.search(text) is None
+
+
+def _carries_generator_work(it: Interp, inputs: Iterable[frozenset[L]]) -> bool:
+    """What the call is given holds an LLM call's output or a generator node's history."""
+    history = set(it.an.state_history.values())
+    return any(lb.kind in ("gen", "llm", "ans") or lb in history
+               for labels in inputs for lb in labels)
 
 
 def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: list[Val],

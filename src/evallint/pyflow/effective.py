@@ -6,9 +6,11 @@ pass keeps the call for the checks.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from evallint.pyflow import flows, loopfacts
+from evallint.pyflow.callroles import prompt_texts
 from evallint.pyflow.cues import SCORE_ASKED
 from evallint.pyflow.ir import CallIR
 from evallint.pyflow.results import LLMCall, where
@@ -39,6 +41,8 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
                     and lb.origin.key != origin.key), None)
         if src is not None:
             it.fed[origin.key] = src
+            if role is Role.UNKNOWN and any(SCORE_ASKED in labels for labels in inputs.values()):
+                _scored_reader(it, c, origin, src)
     r = "evaluator" if role is Role.EVALUATOR else "generator"
     it.called.add(r)
     it.call_roles.add(role)
@@ -68,3 +72,23 @@ def output(role: Role, origin: Origin, structured: bool = False) -> frozenset[L]
     if role is Role.EVALUATOR:
         return frozenset({L("judge", origin, flag=structured)})
     return frozenset({L("gen" if role is Role.GENERATOR else "llm", origin)})
+
+
+# A prompt that asks to change the text it is given: a reviser quoting the last score
+# ("it scored 6/10, improve it") asks for a text, not for a score.
+_REVISES = re.compile(r"\b(?:revise|rewrite|re-write|improve|refine|fix|edit|polish|update)\b",
+                      re.IGNORECASE)
+
+
+def _scored_reader(it: Interp, c: CallIR, origin: Origin, src: Origin) -> None:
+    """A call of no named role that is given another LLM call's output and asked for a
+    numeric score ("rate it from 1 to 10") evaluates that output, whatever it is called."""
+    if origin.key in it.an.structural or origin.key in it.an.self_fed:
+        return
+    texts = prompt_texts(it, None, [*c.args, *(v for _, v in c.kwargs)])
+    if any(_REVISES.search(t) for t in texts):
+        return
+    it.an.set_state("structural", origin.key, (
+        f"its input holds the output of the LLM call at {where(src.path, src.pos)} and its "
+        "prompt asks for a numeric score"))
+    it.structural = True

@@ -8,6 +8,7 @@ argument.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
@@ -51,6 +52,54 @@ def mark_genctx(it: Interp, c: CallIR, system: Val | None, messages: Val | None,
         if set(name_tokens(name.rsplit(".", 1)[-1])) & _PATH_TOKENS:
             continue  # a folder or file the helper reads its prompt from, not the prompt
         genctx_label(it, c, name, what)
+
+
+# The graph state keys that hold a conversation (LangGraph's ``MessagesState``): run on one,
+# a generator node is run on its message history.
+_HISTORY_KEYS = frozenset({"messages", "history", "conversation", "chat"})
+
+
+def state_param(it: Interp) -> str | None:
+    """The graph state a node function reads, in a module that uses LangGraph or LangChain:
+    its first parameter (after ``self``)."""
+    if it.state_arg is False:
+        params = it.fn.params[1:] if it.fn.is_method else it.fn.params
+        it.state_arg = params[0].name if params and it.fn.name != "<module>" and (
+            _graph_module(it.mod.facts.imports.values()) or any(
+                (m := it.an.tables.module(v, it.path)) is not None and
+                _graph_module(m.facts.imports.values())
+                for v in it.mod.facts.imports.values())) else None
+    return it.state_arg if isinstance(it.state_arg, str) else None
+
+
+def _graph_module(imports: Iterable[str]) -> bool:
+    """A module that uses LangGraph or LangChain (the other way to know a node function:
+    it imports the module that builds the graph)."""
+    return any(v.startswith(("langgraph", "langchain")) for v in imports)
+
+
+def state_key(it: Interp, name: str) -> str | None:
+    """The history key of the graph state that ``name`` reads as a whole or sliced
+    (``state["messages"]``, ``state["messages"][1:]``; not one message of it)."""
+    parts = name.split(".")
+    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "[]"):
+        return None
+    if not set(name_tokens(parts[1])) & _HISTORY_KEYS or parts[0] != state_param(it):
+        return None
+    return parts[1]
+
+
+def mark_state(it: Interp, c: CallIR, vals: list[Val]) -> None:
+    """A call of no evaluator role run on a history key of the graph state (``llm.invoke(
+    state["messages"])``): that key is the generator's message history for every node."""
+    for val in vals:
+        for name in val.names:
+            key = state_key(it, name)
+            if key is None or key in it.an.state_history:
+                continue
+            o = Origin(it.path, c.pos, f"the generator's message history, the graph state's "
+                       f"`{key}`", (it.path, it.fn.name, c.id))
+            it.an.set_state("state_history", key, L("genctx", o, name=f"state `{key}`"))
 
 
 def genctx_label(it: Interp, c: CallIR, name: str, what: str) -> None:

@@ -51,6 +51,20 @@ class GraphLoop:
     evaluator: tuple[str, Pos]
     router: str
     bounded: bool
+    # the router's edge leaves the generator node (it sends each draft on to be judged or
+    # ends the run) rather than the evaluator node
+    after_generator: bool = False
+
+
+@dataclass(frozen=True)
+class GraphLink:
+    """A node that runs an LLM (generator or of no known role) whose state reaches an
+    evaluator node of the same graph: the evaluator grades what that node wrote, whatever
+    either function is called. Each end is the node function's (path, name)."""
+
+    path: str
+    generator: tuple[str, str]
+    evaluator: tuple[str, str]
 
 
 @dataclass
@@ -61,9 +75,10 @@ class _Graph:
 
 
 def graph_loops(modules: Iterable[PythonFacts], result: Result,
-                tables: Tables | None = None) -> Iterator[GraphLoop]:
+                tables: Tables | None = None) -> Iterator[GraphLoop | GraphLink]:
     """Every unbounded-or-bounded generator/evaluator cycle in the LangGraph graphs of
-    ``modules`` (the check keeps the unbounded ones). ``tables``: the analysed modules'
+    ``modules`` (the check keeps the unbounded ones), and every link from an LLM node to an
+    evaluator node it reaches (the model pairs read them). ``tables``: the analysed modules'
     tables, when the caller traces what the graphs look up in them."""
     modules = [m for m in modules if m.analyzed]
     graph_modules = [m for m in modules if builds_graphs(m)]
@@ -73,7 +88,9 @@ def graph_loops(modules: Iterable[PythonFacts], result: Result,
     tables = tables if tables is not None else Tables(modules)
     for facts in graph_modules:
         for graph in _graphs(facts):
-            yield from _cycles(facts, graph, _Roles(facts, tables, roles))
+            node_role = _Roles(facts, tables, roles)
+            yield from _cycles(facts, graph, node_role)
+            yield from _links(facts, graph, node_role)
 
 
 def builds_graphs(facts: PythonFacts) -> bool:
@@ -171,7 +188,7 @@ class _Roles:
         """EVALUATOR or GENERATOR when the node's LLM calls (or, failing them, its name) say
         so, UNKNOWN for a node that calls an LLM in no known role, None for one that calls
         none. In a cycle with a judge, an LLM node of unknown role is what gets judged."""
-        where = self._locate(fn_name)
+        where = self.locate(fn_name)
         found = self.roles.get(where, set()) if where else set()
         if not found:
             return None
@@ -181,7 +198,8 @@ class _Roles:
             return Role.GENERATOR
         return function_role(fn_name.rsplit(".", 1)[-1])
 
-    def _locate(self, fn_name: str) -> tuple[str, str] | None:
+    def locate(self, fn_name: str) -> tuple[str, str] | None:
+        """Where the node function is defined: its module's path and its name there."""
         fn = _function(self.facts, fn_name)
         if fn is not None:
             return self.facts.path, fn.name
@@ -189,13 +207,42 @@ class _Roles:
         target = self.facts.imports.get(root)
         if not target:
             return None
-        found = self.tables.function_name(f"{target}.{rest}" if rest else target,
-                                          self.facts.path)
-        return (found[0].path, found[1]) if found is not None else None
+        qualified = f"{target}.{rest}" if rest else target
+        found = self.tables.function_name(qualified, self.facts.path)
+        if found is not None:
+            return found[0].path, found[1]
+        # a module with no LLM words is not analysed until the analysis loads it, and then
+        # its calls carry its path: a function of that name in a module of that name
+        module, _, name = qualified.rpartition(".")
+        for path, function in self.roles:
+            if function == name and module and \
+                    f".{_module_of(path)}".endswith(f".{module}"):
+                return path, function
+        return None
 
 
-def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
-    role_of = {node: role(fn) for node, (fn, _) in g.nodes.items()}
+    def function_ir(self, fn_name: str) -> FunctionIR | None:
+        """The node function's code, in the graph's module or the analysed one it imports."""
+        fn = _function(self.facts, fn_name)
+        if fn is not None:
+            return fn
+        where = self.locate(fn_name)
+        if where is None:
+            return None
+        mod = next((m for m in self.tables.modules if m.path == where[0]), None)
+        return mod.facts.functions.get(where[1]) if mod is not None else None
+
+
+def _module_of(path: str) -> str:
+    """``pkg/nodes.py`` -> ``pkg.nodes`` (a package's ``__init__.py`` is the package)."""
+    stem = path.rsplit(".", 1)[0].replace("/", ".")
+    return stem.removesuffix(".__init__")
+
+
+def _edges(facts: PythonFacts, g: _Graph
+           ) -> tuple[dict[str, set[str]], list[tuple[str, str, set[str], Pos]]]:
+    """The graph's edges, the conditional ones included, and each router with the nodes it
+    may send the state to."""
     edges = {k: set(v) for k, v in g.edges.items()}
     resolved: list[tuple[str, str, set[str], Pos]] = []
     for src, router, targets, pos in g.routers:
@@ -205,20 +252,61 @@ def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
         targets = {t for t in targets if t in g.nodes or t == _END}
         edges.setdefault(src, set()).update(targets)
         resolved.append((src, router, targets, pos))
+    return edges, resolved
+
+
+def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
+    """A conditional edge that closes a cycle through an evaluator node and an LLM node:
+    the router sits after the evaluator (it sends the work back) or after the generator (it
+    sends each draft on to be judged, or ends the run)."""
+    role_of = {node: role(fn) for node, (fn, _) in g.nodes.items()}
+    edges, resolved = _edges(facts, g)
+    seen: set[tuple[str, str]] = set()  # one cycle closed by two routers: reported once
     for src, router, targets, pos in resolved:
-        if role_of.get(src) is not Role.EVALUATOR:
-            continue
         for back in sorted(targets):
-            if role_of.get(back) not in (Role.GENERATOR, Role.UNKNOWN) or \
-                    not _reaches(edges, back, src):
+            if back == _END or not _reaches(edges, back, src):
                 continue
+            if role_of.get(src) is Role.EVALUATOR:
+                ev, gen = src, back
+                if role_of.get(gen) not in (Role.GENERATOR, Role.UNKNOWN):
+                    continue
+            elif role_of.get(src) in (Role.GENERATOR, Role.UNKNOWN):
+                gen = src
+                ev = next((n for n in sorted(g.nodes) if role_of.get(n) is Role.EVALUATOR
+                           and _reaches(edges, back, n) and _reaches(edges, n, src)), "")
+                if not ev:
+                    continue
+            else:
+                continue
+            if (gen, ev) in seen:
+                continue
+            seen.add((gen, ev))
             fn = _function(facts, router)
-            bounded = fn is not None and _counts_attempts(fn)
-            for node in (src, back):  # or a node of the cycle stops it by its own counter
+            ev_fn = role.function_ir(g.nodes[ev][0])
+            bounded = fn is not None and _counts_attempts(
+                fn, _written(ev_fn) if ev_fn is not None else None)
+            for node in (ev, gen):  # or a node of the cycle stops it by its own counter
                 node_fn = _function(facts, g.nodes[node][0])
                 bounded = bounded or (node_fn is not None and _node_counts(node_fn))
-            yield GraphLoop(facts.path, pos, (back, g.nodes[back][1]), (src, g.nodes[src][1]),
-                            router, bounded)
+            yield GraphLoop(facts.path, pos, (gen, g.nodes[gen][1]), (ev, g.nodes[ev][1]),
+                            router, bounded, after_generator=gen == src)
+
+
+def _links(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLink]:
+    """Each LLM node whose state reaches an evaluator node (see :class:`GraphLink`)."""
+    role_of = {node: role(fn) for node, (fn, _) in g.nodes.items()}
+    edges, _ = _edges(facts, g)
+    for ev in sorted(g.nodes):
+        if role_of.get(ev) is not Role.EVALUATOR:
+            continue
+        ev_at = role.locate(g.nodes[ev][0])
+        for gen in sorted(g.nodes):
+            if gen == ev or role_of.get(gen) not in (Role.GENERATOR, Role.UNKNOWN) or \
+                    not _reaches(edges, gen, ev):
+                continue
+            gen_at = role.locate(g.nodes[gen][0])
+            if ev_at is not None and gen_at is not None:
+                yield GraphLink(facts.path, gen_at, ev_at)
 
 
 def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
@@ -278,14 +366,41 @@ def _node_counts(fn: FunctionIR) -> bool:
     return False
 
 
-def _counts_attempts(fn: FunctionIR) -> bool:
-    """The router compares something against a bound, or reads an attempt counter."""
+def _written(fn: FunctionIR) -> set[str]:
+    """The state keys a node writes: the string keys of the dicts it returns."""
+    return {x for s in walk_steps(fn.body) if isinstance(s, (Assign, Return))
+            for x in s.value.strings if x.isidentifier()}
+
+
+def _counts_attempts(fn: FunctionIR, judged: set[str] | None = None) -> bool:
+    """The router compares something against a bound, or reads an attempt counter. A test of
+    what the evaluator node wrote (``judged``: its state keys, when its code is known) is no
+    bound, whatever it compares (``state["score"] >= 8``: the judge may never get there),
+    unless it counts (``len(state["messages"]) > 6``)."""
+    local: dict[str, tuple[str, ...]] = {}
+    for s in walk_steps(fn.body):
+        if isinstance(s, Assign):
+            for t in s.targets:
+                local[t] = s.value.names
     for v in _vals(fn):
-        if v.compares or v.chained:
+        if (v.compares or v.chained) and (judged is None or not v.compares or any(
+                _bounds(fn, op, judged, local) for op in v.compares)):
             return True
         if any(set(name_tokens(n.replace(".", "_"))) & _COUNTER_WORDS for n in v.names):
             return True
-        if any(set(name_tokens(s)) & _COUNTER_WORDS for s in v.strings):
-            return True  # state["attempts"]: the key is a string constant
     return False
+
+
+def _bounds(fn: FunctionIR, op: Val, judged: set[str],
+            local: dict[str, tuple[str, ...]]) -> bool:
+    """Is this side of a comparison a count (``len(...)``, a counter), or a value that is
+    not the evaluator's own (a literal or a constant bounds nothing by itself)?"""
+    if any(cid < len(fn.calls) and fn.calls[cid].func == "len" for cid in op.calls):
+        return True
+    paths = [p for n in op.names for p in (n, *local.get(n, ()))]
+    if any(set(name_tokens(p.replace(".", "_"))) & _COUNTER_WORDS for p in paths):
+        return True
+    keys = {part for p in paths for part in p.split(".")[1:]}
+    state_read = any("." in p for p in paths)
+    return state_read and not keys & judged
 

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from evallint.facts import Pos
-from evallint.pyflow import frameworks, llmcalls, loopfacts
+from evallint.pyflow import flows, frameworks, llmcalls, loopfacts
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import (
     PASS_KEYS,
@@ -149,6 +149,7 @@ class Interp:
         self.structural = False  # this run found an evaluator by structure
         # parameters run as chat models here -> (role value, evidence) of the run's prompt
         self.chat_params: dict[int, tuple[str, tuple[str, ...]]] = {}
+        self.state_arg: str | bool | None = False  # see ``flows.state_param`` (False: not yet)
         self.own_configured = an.configured_role(
             fn.name, f"{mod.name}.{fn.name}") is not None
         self.own_role, self.own_evidence = own_role(an, mod, fn.name)
@@ -360,8 +361,14 @@ class Interp:
     # ------------------------------------------------------------------ values
 
     def local_ref(self, ref: Ref | None) -> Ref | None:
-        if ref is not None and ref[0] == "name" and ref[1] in self.refs:
+        if ref is None or ref[0] != "name":
+            return ref
+        if ref[1] in self.refs:
             return self.refs[ref[1]]
+        root, _, rest = str(ref[1]).partition(".")
+        made = self.refs.get(root) if rest else None
+        if made is not None and made[0] == "new":  # cfg = get_settings(); cfg.llm_model
+            return ("new", made[1], f"{made[2]}.{rest}" if made[2] else rest)
         return ref
 
     def peek(self, val: Val) -> frozenset[L]:
@@ -416,7 +423,10 @@ class Interp:
             if ctx is not None:
                 out.add(ctx)
             if self.an.chats:
-                out |= self.an.static_chat(self.mod, parts[0])
+                found = self.an.static_chat(self.mod, parts[0])
+                if not found and len(parts) > 1 and parts[0] in self.mod.facts.imports:
+                    found = self.an.static_chat(self.mod, f"{parts[0]}.{parts[1]}")  # mod.llm
+                out |= found
         else:
             out |= self.access(labels, rest)
             if self.an.chats and len(parts) > 1 and parts[0] in ("self", "cls") and self.fn.cls:
@@ -424,6 +434,10 @@ class Interp:
         if self.is_rubric_name(path):
             o = Origin(self.path, self.cur, f"`{path}`", (self.path, self.fn.name, -1))
             out.add(L("rubric", o, name=path))
+        if self.an.state_history and len(parts) > 1:  # a generator node's history
+            hist = flows.state_key(self, path)
+            if hist is not None and hist in self.an.state_history:
+                out.add(self.an.state_history[hist])
         return frozenset(out)
 
     def _decisive(self, test: Val) -> bool:

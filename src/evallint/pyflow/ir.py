@@ -251,6 +251,10 @@ class PythonFacts(FileFacts):
     # whose text names ``inspect_ai``, read from the same tree: see
     # :mod:`evallint.frontends.inspect_facts` and :mod:`evallint.checks.inspect_scorers`.
     inspect_graders: tuple[InspectGrader, ...] = ()
+    # What the project's example env files (``.env.example``) give the environment variables
+    # this module reads: (variable, value, the file's display path); see
+    # :mod:`evallint.frontends.envfiles`. Eager: read when a model resolves to a variable.
+    env_defaults: tuple[tuple[str, str, str], ...] = ()
 
     # The code tree (constants, functions, owners) travels through the process pool as one
     # pickled blob and stays an undecoded plain-data string in the result cache, decoded on

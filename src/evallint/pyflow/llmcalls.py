@@ -323,7 +323,8 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
     prompt_vals = [v for k, v in c.kwargs if k in CAT.prompt_keywords]
     if ppos is not None and len(c.args) > ppos:
         prompt_vals.append(c.args[ppos])
-    role, evidence = callroles.role_of(it, c, None, model_val, system_val, prompt_vals)
+    role, evidence = callroles.role_of(it, c, None, model_val, system_val, prompt_vals,
+                                       [*args, *kws.values()])
     inputs = {k: v for k, v in kws.items() if k not in CAT.non_content}
     for i, a in enumerate(args):
         if i != mpos:
@@ -345,6 +346,7 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
     if role is not Role.EVALUATOR:
         flows.mark_genctx(it, c, system_val, c.kw("messages"), role)
         flows.mark_system_slot(it, c, prompt_vals)
+        flows.mark_state(it, c, [*prompt_vals, *(v for k, v in c.kwargs if k == "messages")])
     it.summary.n_llm += 1
     it.summary.structured = it.summary.structured or structured
     if reasoning:
@@ -454,13 +456,15 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
         # says is the call's prompt as much as what ``invoke`` is given
         texts = callroles.prompt_texts(it, None, [obj]) if obj is not None else []
         chained = [Val(strings=tuple(t for t in texts if len(t) > 40)[:8])] if texts else []
-        role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals + chained)
+        role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals + chained,
+                                           [*args, *kws.values()])
     inputs = {f"#{i}": a for i, a in enumerate(args)}
     inputs.update({k: v for k, v in kws.items() if k not in CAT.non_content and k != "config"})
     for labels in inputs.values():
         flows.note_slots(it, labels, "prompt", role)
     if role is not Role.EVALUATOR:
         flows.mark_system_slot(it, c, prompt_vals)
+        flows.mark_state(it, c, prompt_vals)
     structured = any(lb.flag for lb in chats)
     reasoning = callroles.reasoning_evidence(it, c, model, None, prompt_vals)
     it.summary.count_call(structured, reasoning, model, model_where)

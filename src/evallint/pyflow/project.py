@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
 from evallint.findings import Related
-from evallint.pyflow.graphs import GraphLoop, builds_graphs, graph_loops, node_roles_digest
+from evallint.pyflow.graphs import (
+    GraphLink,
+    GraphLoop,
+    builds_graphs,
+    graph_loops,
+    node_roles_digest,
+)
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.parts import (
     Part,
@@ -47,11 +53,21 @@ def result_for(project: Project, ctx: Context) -> Result:
     return result
 
 
-_GRAPHS: tuple[Project, list[GraphLoop]] | None = None
+_GRAPHS: tuple[Project, list[GraphLoop | GraphLink]] | None = None
 
 
 def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
-    """The LangGraph cycles of ``project`` (EL501), read off the graph modules' code trees
+    """The LangGraph cycles of ``project`` (EL501): see :func:`graph_facts`."""
+    return [g for g in graph_facts(project, ctx) if isinstance(g, GraphLoop)]
+
+
+def graph_links_for(project: Project, ctx: Context) -> list[GraphLink]:
+    """The LLM nodes whose state reaches an evaluator node (EL301/EL302 pairs)."""
+    return [g for g in graph_facts(project, ctx) if isinstance(g, GraphLink)]
+
+
+def graph_facts(project: Project, ctx: Context) -> list[GraphLoop | GraphLink]:
+    """The LangGraph cycles and links of ``project``, read off the graph modules' code trees
     and the analysis. Cached under the graph modules' contents and the roles the analysis
     found, with every lookup the graphs made in the other modules (a node function imported
     from elsewhere): an edit elsewhere that leaves those as they were decodes no graph
@@ -83,13 +99,14 @@ def graphs_for(project: Project, ctx: Context) -> list[GraphLoop]:
     return loops
 
 
-def _cached_graphs(entry: object, facts: list[PythonFacts]) -> list[GraphLoop] | None:
+def _cached_graphs(entry: object, facts: list[PythonFacts]
+                   ) -> list[GraphLoop | GraphLink] | None:
     """A stored (loops, lookups) whose every lookup answers as it did, else None (the
     tables to ask are built only when there is a lookup to check)."""
     if not (isinstance(entry, tuple) and len(entry) == 2):
         return None
     loops, lookups = entry
-    if not (isinstance(loops, list) and all(isinstance(g, GraphLoop) for g in loops)
+    if not (isinstance(loops, list) and all(isinstance(g, (GraphLoop, GraphLink)) for g in loops)
             and isinstance(lookups, list)):
         return None
     tables: Tables | None = None

@@ -178,7 +178,9 @@ def default_model(qualified: str) -> tuple[str, str] | None:
 
 # Words of the text prefilter that are not an API's: what evaluation code is made of.
 EVALUATION_WORDS = ("judge", "evaluat", "grader", "grading", "rubric", "llm", "critique",
-                    "critic_", "_critic")
+                    "critic_", "_critic",
+                    # a settings field that holds a model name (``writer_model: str``)
+                    "model: str", "model: optional[str]")
 _prefilter: list[tuple[str, ...]] = []
 
 

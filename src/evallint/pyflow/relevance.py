@@ -153,6 +153,11 @@ def _constant_matters(node: ast.Assign | ast.AnnAssign) -> bool:
         if isinstance(t, ast.Name) and role_from_name(t.id) is not Role.UNKNOWN:
             return True
     value = node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+            "model" in name_tokens(node.target.id) and "str" in ast.unparse(node.annotation):
+        # a settings field (``judge_model: str = Field(...)``, or one the environment fills):
+        # one value for every module that reads it, whether or not it is written here
+        return True
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         low = value.value.lower()
         return len(low) < 80 and any(h in low for h in _MODEL_HINTS)

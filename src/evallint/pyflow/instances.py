@@ -1,0 +1,134 @@
+"""Attributes read on an instance: which class a call makes, and that class's attribute.
+
+Projects keep their model names in a settings object: a pydantic ``BaseSettings`` or a
+dataclass with defaults (``llm_model: str = "gemini-2.0-flash"``), built by the class itself
+(``Settings()``), by a factory (``get_settings()``, often cached) or once at module level
+(``settings = Settings()``) and imported. ``settings.llm_model`` then names one value in every
+module that reads it: it resolves to the field's default, and when nothing resolves it (a field
+the environment fills) two calls reading it still run on the same model. The build keeps a
+call of a plain name with no positional argument as ``("new", "get_settings", "")`` and an
+attribute read on it as ``("new", "get_settings", "llm_model")``; this module follows that
+name to the class (through factories that return an instance, a module-level singleton, an
+import) and reads the attribute from the class body.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evallint.pyflow.ir import Assign, Return, walk_steps
+
+if TYPE_CHECKING:
+    from evallint.pyflow.analysis import Analysis
+    from evallint.pyflow.ir import Ref
+    from evallint.pyflow.summaries import Module
+
+_MAX_DEPTH = 6
+
+
+def _is_class(mod: Module, name: str) -> bool:
+    """A class of the module with attributes in its body (how the facts know a class)."""
+    prefix = f"{name}."
+    return any(n.startswith(prefix) for n in mod.facts.constant_names) or \
+        f"{name}.__init__" in mod.facts.function_names
+
+
+def instance_class(an: Analysis, func: str, mod: Module, depth: int = 0
+                   ) -> tuple[Module, str] | None:
+    """The class whose instance a call of ``func`` (read in ``mod``) returns: the class
+    itself, or what a factory function returns (``return Settings()``, a module-level
+    ``_settings`` it fills and returns), followed through imports."""
+    if depth > _MAX_DEPTH or not mod.facts.analyzed:
+        return None
+    if "." not in func and _is_class(mod, func):
+        return mod, func
+    if func in mod.facts.function_names:
+        return _returned_class(an, mod, func, depth)
+    root, _, rest = func.partition(".")
+    target = mod.facts.imports.get(root)
+    if not target:
+        return None
+    qual = f"{target}.{rest}" if rest else target
+    found = an.tables.function_name(qual, mod.path)
+    if found is not None:
+        return _returned_class(an, found[0], found[1], depth)
+    owner = an.tables.owner(qual, mod.path)
+    if owner is not None and qual.startswith(owner.name + "."):
+        name = qual[len(owner.name) + 1:]
+        if "." not in name and _is_class(owner, name):
+            return owner, name
+    return None
+
+
+def _returned_class(an: Analysis, mod: Module, name: str, depth: int
+                    ) -> tuple[Module, str] | None:
+    fn = mod.facts.functions[name]
+    made: dict[str, Ref] = {}
+    for step in walk_steps(fn.body):
+        if isinstance(step, Assign) and step.value.ref is not None and \
+                step.value.ref[0] == "new" and not step.value.ref[2]:
+            for t in step.targets:
+                made[t] = step.value.ref
+        if isinstance(step, Return) and step.value.ref is not None:
+            ref: Ref | None = step.value.ref
+            assert ref is not None
+            if ref[0] == "name" and ref[1] in made:
+                ref = made[ref[1]]
+            elif ref[0] == "name":
+                ref = _singleton(mod, str(ref[1]))
+            if ref is not None and ref[0] == "new" and not ref[2]:
+                found = instance_class(an, str(ref[1]), mod, depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _singleton(mod: Module, name: str) -> Ref | None:
+    """A module-level instance (``settings = Settings()``), or one a function of the module
+    assigns to that global (``global _settings; _settings = Settings()``)."""
+    val = mod.facts.constants.get(name) if name in mod.facts.constant_names else None
+    if val is not None and val.ref is not None and val.ref[0] == "new":
+        return val.ref
+    for fname in mod.facts.function_order:
+        for step in walk_steps(mod.facts.functions[fname].body):
+            if isinstance(step, Assign) and name in step.targets and \
+                    step.value.ref is not None and step.value.ref[0] == "new":
+                return step.value.ref
+    return None
+
+
+def as_instance(an: Analysis, ref: Ref, mod: Module) -> tuple[Ref, Module] | None:
+    """A ``("name", "settings.llm_model")`` whose root is an instance made at module level
+    (here, or imported from the module that makes it), as ``("new", "Settings",
+    "llm_model")`` and the module that reads it."""
+    if ref[0] != "name" or "." not in str(ref[1]):
+        return None
+    root, _, rest = str(ref[1]).partition(".")
+    made = _singleton(mod, root) if root in mod.facts.constant_names else None
+    if made is not None:
+        return ("new", made[1], rest), mod
+    target = mod.facts.imports.get(root)
+    if not target:
+        return None
+    parts = f"{target}.{rest}".split(".")  # ``settings.x`` or ``config_module.settings.x``
+    for cut in range(len(parts) - 1, 0, -1):
+        found = an.tables.constant(".".join(parts[:cut]), mod.path)
+        if found is None:
+            continue
+        made = _singleton(found[0], found[1])
+        return (("new", made[1], ".".join(parts[cut:])), found[0]) if made is not None \
+            else None
+    return None
+
+
+def instance_attr(an: Analysis, ref: Ref, mod: Module) -> tuple[Module, str] | None:
+    """The class attribute a ``("new", func, attr)`` ref reads: its module and its
+    ``Class.attr`` name, a constant of that module when the class body gives a default
+    (None when the class is not known)."""
+    func, attr = str(ref[1]), str(ref[2])
+    if not attr:
+        return None
+    found = instance_class(an, func, mod)
+    if found is None:
+        return None
+    return found[0], f"{found[1]}.{attr}"
