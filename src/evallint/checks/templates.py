@@ -87,6 +87,11 @@ def _holds_prompt(value: Any) -> bool:
 # ---------------------------------------------------------------------------- EL102/103/105
 
 
+# Objects that hold what a prompt reads rather than name it: an agent SDK's run context
+# (``RunContextWrapper.context``) handed to a dynamic-instructions function.
+_CONTAINERS = frozenset({"context", "ctx", "run_context", "wrapper"})
+
+
 def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     """The first path element that is a generator-context signal, with the signal."""
     params = ctx.params("EL102")
@@ -99,9 +104,12 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     if var.name in inputs:
         # The task input's own structure (a chat task's input.messages) is the input.
         return None
-    for element in var.path or (var.name,):
+    path = var.path or (var.name,)
+    for i, element in enumerate(path):
         if name_listed(element, ignore):
             continue
+        if i < len(path) - 1 and element.lower() in _CONTAINERS:
+            continue  # ``context.context.goal`` (a run context object): what it reads counts
         sig = signal_in(element, signals, exact, owned)
         if sig is not None:
             return element, sig.rstrip("*_")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evallint.pyflow import instances
-from evallint.pyflow.ir import CallIR, Val
+from evallint.pyflow.ir import CallIR, Ref, Val
 from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import Summary
 
@@ -34,10 +34,15 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
             return None, ""
         return (f"{SYMBOLIC}{found[1]} in {found[0].name}",
                 "not resolved to a model name; one settings field picks the model of both calls")
+    if ref is not None and ref[0] == "name":
+        ref = _module_constant(it, ref)
     if ref is not None and ref[0] == "env" and ref[2] is None:
         return (f"{SYMBOLIC}${ref[1]}",
                 "not resolved to a model name; one environment variable picks the model of "
                 "both calls")
+    if ref is not None and ref[0] == "const":  # another module's constant, by its home
+        return (f"{SYMBOLIC}{ref[1]} in {ref[2]}",
+                "not resolved to a model name; one variable picks the model of both calls")
     if val.calls or len(val.names) != 1:
         return None, ""
     if ref is None or ref[0] not in ("param", "name"):
@@ -55,6 +60,32 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
             scope = it.mod.name
     return (f"{SYMBOLIC}{name} in {scope}",
             "not resolved to a model name; one variable picks the model of both calls")
+
+
+def _module_constant(it: Interp, ref: Ref) -> Ref:
+    """A module-level name read here that is a constant of this module or imported from
+    another (``from app.config import MODEL``), as what it is made of when that is an
+    environment variable with no default, else as ``("const", name, its module)``: calls in
+    two modules that read one such constant run on one model."""
+    path = str(ref[1])
+    root, _, rest = path.partition(".")
+    if root in it.fn.locals or root in ("self", "cls") or \
+            root in {p.name for p in it.fn.params}:
+        return ref
+    facts = it.mod.facts
+    home, name = it.mod, path
+    if path not in facts.constant_names and root in facts.imports:
+        found = it.an.tables.constant(f"{facts.imports[root]}.{rest}" if rest
+                                      else facts.imports[root], it.path)
+        if found is None:
+            return ref
+        home, name = found
+    elif path not in facts.constant_names:
+        return ref
+    own = home.facts.constants[name].ref
+    if own is not None and own[0] == "env" and own[2] is None:
+        return own
+    return ("const", name, home.name) if home is not it.mod else ref
 
 
 def forwarded_model(it: Interp, c: CallIR) -> None:

@@ -219,7 +219,8 @@ def model_in(it: Interp, val: Val) -> tuple[str | None, str]:
             found = callmodels.model_of_val(it, inner)
             if found[0] is not None:
                 return found
-    return None, ""
+    # no name: one variable (an environment variable, a settings field) is still one model
+    return callmodels.symbolic_model(it, val)
 
 
 def _global_calls(it: Interp, val: Val) -> list[CallIR]:

@@ -333,7 +333,8 @@ def _beyond(it: Interp, val: Val, skip: set[str], depth: int = 0) -> tuple[froze
 def check_last_not_best(it: Interp, step: Return, labels: frozenset[L]) -> None:
     if not it.report or it.fn.best:
         return
-    for lb in labels:
+    # (in the order of the calls: the finding names the same attempt on every run)
+    for lb in sorted(labels, key=lambda x: x.origin.key if x.origin else ("", "", -1)):
         if lb.kind not in ("gen", "llm", "ans") or lb.origin is None:
             continue
         if lb.origin.key[:2] != (it.path, it.fn.name):

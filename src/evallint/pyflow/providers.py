@@ -179,8 +179,11 @@ def default_model(qualified: str) -> tuple[str, str] | None:
 # Words of the text prefilter that are not an API's: what evaluation code is made of.
 EVALUATION_WORDS = ("judge", "evaluat", "grader", "grading", "rubric", "llm", "critique",
                     "critic_", "_critic",
-                    # a settings field that holds a model name (``writer_model: str``)
-                    "model: str", "model: optional[str]")
+                    # a settings field that holds a model name (``writer_model: str``), or a
+                    # module constant read from the environment (``JUDGE_MODEL = os.getenv(``)
+                    "model: str", "model: optional[str]", "model = os.getenv",
+                    "model = os.environ", "model_name = os.getenv", "model_name = os.environ",
+                    "model_id = os.getenv", "model_id = os.environ")
 _prefilter: list[tuple[str, ...]] = []
 
 

@@ -158,6 +158,11 @@ def _constant_matters(node: ast.Assign | ast.AnnAssign) -> bool:
         # a settings field (``judge_model: str = Field(...)``, or one the environment fills):
         # one value for every module that reads it, whether or not it is written here
         return True
+    if value is not None and any(isinstance(t, ast.Name) and "model" in name_tokens(t.id)
+                                 for t in targets):
+        src = ast.unparse(value)
+        if "getenv" in src or "environ" in src:
+            return True  # ``JUDGE_MODEL = os.getenv("JUDGE_MODEL")``: one model for its readers
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         low = value.value.lower()
         return len(low) < 80 and any(h in low for h in _MODEL_HINTS)
