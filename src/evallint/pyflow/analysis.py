@@ -231,6 +231,12 @@ class Analysis:
                         builds_llm_object(const[0].facts, const[1]):
                     hit = True  # ``from agent import wikipedia_agent``: an LLM object
                     break
+                owner = tables.owner(name, f.path) if mod is None else None
+                if owner is not None and name.startswith(owner.name + ".") and any(
+                        path == owner.path and fn.startswith(name[len(owner.name) + 1:] + ".")
+                        for path, fn in helpers):
+                    hit = True  # ``from bots.base import Bot``: a class with an LLM method
+                    break
             if hit:
                 x = self.load(f)
                 if x is not None and x.analyzed:

@@ -60,6 +60,9 @@ SCORE_TEXT = re.compile(
 )
 
 
+_BUILTIN_TYPES = frozenset({"str", "int", "float", "bool", "bytes", "dict", "list", "tuple",
+                            "set", "object", "Any", "None"})
+
 # A class attribute only annotated (``judge_model: str``): the class has it, with no value
 # (``__init__`` may give it one: ``self.x = ...`` replaces this placeholder).
 _ANNOTATED = Val()
@@ -316,6 +319,18 @@ class Builder:
         if isinstance(node, ast.Dict):
             self.dict_constants(name, node)
 
+    def _annotated_class(self, node: ast.expr | None) -> str | None:
+        """The class an annotation names: ``LLMClient``, ``pkg.LLMClient``,
+        ``Optional[LLMClient]``, ``LLMClient | None`` (not a builtin type)."""
+        if isinstance(node, ast.Subscript):
+            outer = self.path_of(node.value) or ""
+            if self.imports.get(outer, outer) in ("Optional", "typing.Optional"):
+                node = node.slice
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            node = node.left if not (isinstance(node.left, ast.Constant)) else node.right
+        path = self.path_of(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        return path if path and path not in _BUILTIN_TYPES else None
+
     def field_default(self, node: ast.Call, fn: _Fn) -> Val | None:
         """A class field declared through a field function (pydantic ``Field("gpt-4o")``,
         ``Field(default=...)``, dataclasses ``field(default=...)``): its default value."""
@@ -357,6 +372,9 @@ class Builder:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(node, fn, cls)
         elif isinstance(node, ast.ClassDef):
+            bases = tuple(b for b in map(self.path_of, node.bases) if b)
+            if bases:  # method calls on ``self`` are looked up in the bases too
+                self.constants[f"{node.name}.__bases__"] = Val(names=bases)
             self.block(node.body, _Fn(f"<class {node.name}>"), module_level=False,
                        cls=node.name)
         elif isinstance(node, ast.If):
@@ -426,7 +444,8 @@ class Builder:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
         defaults += a.defaults
         for arg, dflt in zip(positional, defaults, strict=True):
-            params.append(Param(arg.arg, self.expr(dflt, scratch) if dflt is not None else None))
+            params.append(Param(arg.arg, self.expr(dflt, scratch) if dflt is not None else None,
+                                annotation=self._annotated_class(arg.annotation)))
         if a.vararg is not None:
             params.append(Param(a.vararg.arg, None, star=True))
         for arg, kw_default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
@@ -582,10 +601,14 @@ class Builder:
     def instance_ref(self, node: ast.Call, value: Val) -> Val:
         """``Settings()``, ``get_settings()``: a call of a plain name with no positional
         argument keeps the name it calls (``("new", "get_settings", "")``), so an attribute read
-        on its result (``cfg.llm_model``) can resolve to the class attribute's default."""
+        on its result (``cfg.llm_model``) can resolve to the class attribute's default. With
+        positional arguments (``("made", "Writer")``) only the calls of its methods are
+        followed: the values it holds depend on the arguments."""
         func = self.path_of(node.func)
-        if value.ref is not None or func is None or node.args or func.startswith("self."):
+        if value.ref is not None or func is None or func.startswith("self."):
             return value
+        if node.args:  # ``Writer(llm)``: its methods are known, not the values it holds
+            return replace(value, ref=("made", func))
         return replace(value, ref=("new", func, ""))
 
     @staticmethod

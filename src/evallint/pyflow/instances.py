@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evallint.pyflow.ir import Assign, Return, walk_steps
+from evallint.roles import name_tokens
 
 if TYPE_CHECKING:
     from evallint.pyflow.analysis import Analysis
@@ -27,10 +28,10 @@ _MAX_DEPTH = 6
 
 
 def _is_class(mod: Module, name: str) -> bool:
-    """A class of the module with attributes in its body (how the facts know a class)."""
+    """A class of the module with attributes or methods (how the facts know a class)."""
     prefix = f"{name}."
     return any(n.startswith(prefix) for n in mod.facts.constant_names) or \
-        f"{name}.__init__" in mod.facts.function_names
+        any(n.startswith(prefix) for n in mod.facts.function_names)
 
 
 def instance_class(an: Analysis, func: str, mod: Module, depth: int = 0
@@ -132,3 +133,80 @@ def instance_attr(an: Analysis, ref: Ref, mod: Module) -> tuple[Module, str] | N
     if found is None:
         return None
     return found[0], f"{found[1]}.{attr}"
+
+
+def self_method(an: Analysis, mod: Module, cls: str, path: str) -> str | None:
+    """The function that ``self.<path>`` calls in a method of ``cls`` (qualified by its
+    module): ``self.ask`` defined in the class or a base (``class Critic(BaseAgent)``, the
+    base maybe imported), or ``self.llm.complete`` on an attribute whose class is known
+    (``self.llm = LLMClient()``; ``self.llm = llm`` with ``llm: LLMClient`` in ``__init__``)."""
+    first, _, rest = path.partition(".")
+    if not rest:
+        if f"{cls}.{first}" not in mod.facts.function_names and _sets_model(mod, cls):
+            return None  # a base's method on the model this subclass sets: not followed
+        return _method(an, mod, cls, first, 0)
+    if "." in rest:
+        return None
+    owner = attr_class(an, mod, cls, first)
+    return _method(an, owner[0], owner[1], rest, 0) if owner is not None else None
+
+
+def local_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | None:
+    """The method ``name`` of the object a call of ``made_by`` returned (a project class
+    or a factory of one), qualified by its module."""
+    found = instance_class(an, made_by, mod)
+    if found is None or (f"{found[1]}.{name}" not in found[0].facts.function_names
+                         and _sets_model(found[0], found[1])):
+        return None
+    return _method(an, found[0], found[1], name, 0)
+
+
+def attr_class(an: Analysis, mod: Module, cls: str, attr: str) -> tuple[Module, str] | None:
+    """The class of the object ``cls`` keeps in ``self.<attr>``."""
+    val = mod.facts.constants.get(f"{cls}.{attr}") if f"{cls}.{attr}" in \
+        mod.facts.constant_names else None
+    ref = val.ref if val is not None else None
+    if ref is None:
+        return None
+    if ref[0] == "new" and not ref[2]:
+        return instance_class(an, str(ref[1]), mod)
+    init = mod.facts.functions.get(f"{cls}.__init__") if f"{cls}.__init__" in \
+        mod.facts.function_names else None
+    if ref[0] == "name" and init is not None:
+        for p in init.params:
+            if p.name != ref[1]:
+                continue
+            if p.annotation:
+                return instance_class(an, p.annotation, mod)
+            if p.default is not None and p.default.ref is not None and \
+                    p.default.ref[0] == "new" and not p.default.ref[2]:
+                return instance_class(an, str(p.default.ref[1]), mod)
+    return None
+
+
+def _sets_model(mod: Module, cls: str) -> bool:
+    """Does the class set its own model or client (``model = "gpt-4o-mini"`` in a subclass,
+    ``self.llm = ...`` in its ``__init__``)? A base's method then reads this class's value,
+    which the base's code (interpreted for the base) does not show."""
+    prefix = f"{cls}."
+    return any(n.startswith(prefix) and set(name_tokens(n[len(prefix):])) & _MODEL_TOKENS
+               for n in mod.facts.constant_names)
+
+
+_MODEL_TOKENS = frozenset({"model", "llm", "client", "engine", "lm", "chat"})
+
+
+def _method(an: Analysis, mod: Module, cls: str, name: str, depth: int) -> str | None:
+    if f"{cls}.{name}" in mod.facts.function_names:
+        return f"{mod.name}.{cls}.{name}"
+    bases = mod.facts.constants.get(f"{cls}.__bases__") if f"{cls}.__bases__" in \
+        mod.facts.constant_names else None
+    if bases is None or depth > 4:
+        return None
+    for base in bases.names:
+        found = instance_class(an, base, mod)
+        if found is not None:
+            hit = _method(an, found[0], found[1], name, depth + 1)
+            if hit is not None:
+                return hit
+    return None

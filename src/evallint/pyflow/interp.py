@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from evallint.facts import Pos
-from evallint.pyflow import flows, frameworks, llmcalls, loopfacts
+from evallint.pyflow import flows, frameworks, instances, llmcalls, loopfacts
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import (
     PASS_KEYS,
@@ -218,8 +218,12 @@ class Interp:
                 else:
                     self.labels[t] = per[step.targets.index(t)] if per is not None else value
                     self._drop_children(t)
+                    elts = step.value.elts
                     if ref is not None and len(step.targets) == 1:
                         self.refs[t] = ref
+                    elif step.unpack and len(elts) == len(step.targets) and (
+                            own := self.local_ref(elts[step.targets.index(t)].ref)) is not None:
+                        self.refs[t] = own  # ``w, r = Writer(llm), Reviewer(llm)``
                     else:
                         self.refs.pop(t, None)
         elif isinstance(step, ExprStep):
@@ -565,7 +569,13 @@ class Interp:
         root, _, rest = func.partition(".")
         if root in self.labels or root in self.fn.locals:
             if rest and root in ("self", "cls") and self.fn.cls:
-                return "fn", f"{self.mod.name}.{self.fn.cls}.{rest}"
+                found = instances.self_method(self.an, self.mod, self.fn.cls, rest)
+                return "fn", found or f"{self.mod.name}.{self.fn.cls}.{rest}"
+            made = self.refs.get(root)
+            if made is not None and made[0] in ("new", "made") and rest and "." not in rest:
+                found = instances.local_method(self.an, self.mod, str(made[1]), rest)
+                if found is not None:  # ``w = Writer(llm)`` then ``w.draft(...)``
+                    return "fn", found
             return "method", func
         if root in self.mod.facts.imports:
             target = self.mod.facts.imports[root]

@@ -178,6 +178,8 @@ class Param:
     name: str
     default: Val | None = None
     star: bool = False
+    # the class its annotation names (``llm: LLMClient``, ``Optional[LLMClient]``), if any
+    annotation: str | None = None
 
 
 @pickled_by_fields
@@ -211,6 +213,7 @@ class PythonFacts(FileFacts):
 
     module: str = ""
     analyzed: bool = False
+    # (``constants`` also holds ``Class.__bases__``: the names of a class's bases)
     imports: dict[str, str] = field(default_factory=dict)
     constants: dict[str, Val] = field(default_factory=dict)
     functions: Mapping[str, FunctionIR] = field(default_factory=dict)

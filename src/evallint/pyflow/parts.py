@@ -159,6 +159,12 @@ def plan(facts: list[PythonFacts], tables: Tables, relevant: set[str]) -> list[P
     return list(parts.values())
 
 
+def holds_class(facts: PythonFacts, name: str) -> bool:
+    """Does the module define class ``name`` with methods (read from the eager names)?"""
+    prefix = f"{name}."
+    return "." not in name and any(n.startswith(prefix) for n in facts.function_names)
+
+
 def builds_llm_object(facts: PythonFacts, name: str) -> bool:
     """Is the module-level ``name`` built by a catalogue constructor (an agent, a chat
     model)? Only such a name links a file that imports it to the module's part."""
@@ -222,6 +228,11 @@ class _Resolver:
         mod = tables.module(name, near)
         if mod is not None:
             out.append(mod.path)
+        elif not owner_too:  # ``from agents.base import Bot``: a class whose methods may call
+            owner = tables.owner(name, near)
+            if owner is not None and name.startswith(owner.name + ".") and \
+                    holds_class(owner.facts, name[len(owner.name) + 1:]):
+                out.append(owner.path)
         if owner_too:
             owner = tables.owner(name, near)
             if owner is not None:
