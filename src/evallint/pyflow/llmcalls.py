@@ -338,7 +338,9 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
             flows.note_slots(it, labels, "prompt", role)
     model, model_where = callmodels.model_of_val(it, model_val)
     reasoning = callroles.reasoning_evidence(it, c, model, system_val, prompt_vals)
-    structured = bool(CAT.structured_keywords & {k for k, _ in c.kwargs}) or \
+    # (JSON mode, ``response_format={"type": "json_object"}``, checks no schema: not structured)
+    structured = any(k in CAT.structured_keywords and "json_object" not in v.strings
+                     for k, v in c.kwargs) or \
         c.func.endswith(".parse")
     shown = (model, model_where) if model is not None else callmodels.symbolic_model(it, model_val)
     has_score = role is Role.EVALUATOR and schema_scored(
