@@ -99,6 +99,10 @@ class Analysis:
         self.tasks: Mapping[tuple[str, str], str] = self._table("tasks", {})
         # LLM calls that read their own earlier output (a model refining its own work)
         self.self_fed: AbstractSet[tuple[str, str, int]] = self._table("self_fed", set())
+        # chat model constructors whose model comes from a parameter of the function that
+        # builds them (``def get_llm(role): return ChatOpenAI(model=cfg[role])``): each call
+        # of that function makes another object, so two calls are not "one object"
+        self.varying: AbstractSet[tuple[str, str, int]] = self._table("varying", set())
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
         # what computing each answer looked up in the tables (for replay records)
         self._static_reads: dict[tuple[str, str], frozenset[Lookup]] = {}
@@ -146,7 +150,7 @@ class Analysis:
         self._journal((table, key, value))
 
     def add_state(self, table: str, keys: Iterable[tuple[str, str, int]]) -> None:
-        """Call keys into one of the state's sets (``scored``, ``self_fed``)."""
+        """Call keys into one of the state's sets (``scored``, ``self_fed``, ``varying``)."""
         store: set[tuple[str, str, int]] = self._state[table]
         for key in sorted(set(keys) - store):  # (in an order that is the same every time)
             store.add(key)
@@ -173,7 +177,7 @@ class Analysis:
             self.add_result(key, value)
         elif table == "genctx":
             self.set_genctx(key[0], key[1], value)
-        elif table in ("scored", "self_fed"):
+        elif table in ("scored", "self_fed", "varying"):
             self.add_state(table, (key,))
         else:
             self.set_state(table, key, value)

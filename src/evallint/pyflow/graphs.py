@@ -286,7 +286,7 @@ def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
             bounded = fn is not None and _counts_attempts(
                 fn, _written(ev_fn) if ev_fn is not None else None)
             for node in (ev, gen):  # or a node of the cycle stops it by its own counter
-                node_fn = _function(facts, g.nodes[node][0])
+                node_fn = role.function_ir(g.nodes[node][0])
                 bounded = bounded or (node_fn is not None and _node_counts(node_fn))
             yield GraphLoop(facts.path, pos, (gen, g.nodes[gen][1]), (ev, g.nodes[ev][1]),
                             router, bounded, after_generator=gen == src)
@@ -342,9 +342,10 @@ def _returned_strings(fn: FunctionIR) -> Iterator[str]:
 
 
 def _node_counts(fn: FunctionIR) -> bool:
-    """A node that bounds the cycle itself: it returns early when a counter read from the
-    state passes a limit (``if state["rounds"] >= 2: return {"done": True}``) and writes that
-    counter back into the state it returns (``{"rounds": rounds + 1}``)."""
+    """A node that bounds the cycle itself: when a counter read from the state passes a limit
+    it returns early or sets what it returns (``if state["rounds"] >= 2: return {"done":
+    True}``, ``if rounds >= 3: status = "accepted"``), and it writes that counter back into
+    the state it returns (``{"rounds": rounds + 1}``)."""
     local: dict[str, tuple[str, ...]] = {}
     written: set[str] = set()
     for s in walk_steps(fn.body):
@@ -354,8 +355,9 @@ def _node_counts(fn: FunctionIR) -> bool:
         if isinstance(s, (Assign, Return)):
             written.update(x for x in s.value.strings if x.isidentifier())
     for s in walk_steps(fn.body):
+        # (it returns early, or sets what the router reads: ``if rounds >= 3: status = "ok"``)
         if not isinstance(s, If) or not s.test.compares or \
-                not any(isinstance(x, Return) for x in s.body):
+                not any(isinstance(x, (Return, Assign)) for x in s.body):
             continue
         for operand in s.test.compares:
             for name in operand.names:

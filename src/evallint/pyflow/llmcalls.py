@@ -386,8 +386,18 @@ def chat_object(it: Interp, c: CallIR, mod: Module, fn: FunctionIR,
         val = model_value(row.model if row is not None else None, c)
         found = it.an.resolve_ref(val.ref, mod, fn.cls) if val is not None else (None, "")
         it.an.set_state("chats", key, found if found[0] is not None else model_of(val))
+        if val is not None and it.fn is fn and fn.name != "<module>" and any(
+                lb.kind == "param" and not (fn.is_method and lb.idx == 0)
+                for lb in it.peek(val)):
+            it.an.add_state("varying", (key,))
     what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
     return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
+
+
+def _one_object(it: Interp, ctor: Origin) -> Origin | None:
+    """The constructor a call's chat object comes from, unless each call of the function
+    that builds it makes another one (its model is that function's parameter)."""
+    return None if ctor.key in it.an.varying else ctor
 
 
 def framework_object(it: Interp, c: CallIR, row: ObjectRow) -> frozenset[L]:
@@ -478,7 +488,7 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     if judge and framework is not None:  # what its result's fields mean is the framework's
         it.an.set_state("fw_runs", origin.key, framework)
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin,
-                     own_role=False, obj=ctor)
+                     own_role=False, obj=_one_object(it, ctor))
     return effective.output(role, origin, structured)
 
 
@@ -629,7 +639,7 @@ def param_chat_run(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionI
         it.summary.count_call(False, (), model, model_where)
         # (own_role False: the model is picked here, by the object passed, and is compared)
         effective.record(it, c, c.func, role, evidence, given, model, model_where, (), origin,
-                         own_role=False, obj=ctor)
+                         own_role=False, obj=_one_object(it, ctor))
         return effective.output(role, origin)
     return frozenset()
 
