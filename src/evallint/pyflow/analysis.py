@@ -678,7 +678,7 @@ class Analysis:
         if ref[0] == "name":
             inst = instances.as_instance(self, ref, mod)
             if inst is not None:
-                ref, mod = inst
+                ref, mod = inst[0], inst[1]
         if ref[0] == "new":
             return self.attr_default(ref, mod, depth)
         if ref[0] != "name":

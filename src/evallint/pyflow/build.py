@@ -599,16 +599,16 @@ class Builder:
         return EMPTY
 
     def instance_ref(self, node: ast.Call, value: Val) -> Val:
-        """``Settings()``, ``get_settings()``: a call of a plain name with no positional
-        argument keeps the name it calls (``("new", "get_settings", "")``), so an attribute read
+        """``Settings()``, ``get_settings()``: a call of a plain name with no argument keeps
+        the name it calls (``("new", "get_settings", "")``), so an attribute read
         on its result (``cfg.llm_model``) can resolve to the class attribute's default. With
-        positional arguments (``("made", "Writer")``) only the calls of its methods are
-        followed: the values it holds depend on the arguments."""
+        arguments (``("made", "Writer")``) only the calls of its methods are followed: the
+        values it holds depend on the arguments."""
         func = self.path_of(node.func)
         if value.ref is not None or func is None or func.startswith("self."):
             return value
-        if node.args:  # ``Writer(llm)``: its methods are known, not the values it holds
-            return replace(value, ref=("made", func))
+        if node.args or node.keywords:  # ``Writer(llm)``: its methods are known, not the
+            return replace(value, ref=("made", func))  # values it holds
         return replace(value, ref=("new", func, ""))
 
     @staticmethod
@@ -617,6 +617,8 @@ class Builder:
         ref = left.ref
         if ref and ref[0] == "env" and ref[2] is None and right.ref is not None:
             ref = ("env", ref[1], right.ref)
+        elif is_or and ref and ref[0] == "name" and right.ref and right.ref[0] in ("new", "made"):
+            ref = right.ref  # ``self.llm = llm or LLMClient()``: what the object is
         elif is_or:
             ref = ref or right.ref
         else:

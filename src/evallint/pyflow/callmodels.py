@@ -25,14 +25,16 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
     if val is None:
         return None, ""
     ref = it.local_ref(val.ref)
-    inst = (ref, it.mod) if ref is not None and ref[0] == "new" else None
+    inst = (ref, it.mod, "") if ref is not None and ref[0] == "new" else None
     if ref is not None and ref[0] == "name":
         inst = instances.as_instance(it.an, ref, it.mod)
     if inst is not None:
-        found = instances.instance_attr(it.an, *inst)
+        found = instances.instance_attr(it.an, inst[0], inst[1])
         if found is None:
             return None, ""
-        return (f"{SYMBOLIC}{found[1]} in {found[0].name}",
+        # an instance made with arguments is itself the one value: name it, not its class
+        field = found[1] if inst[0][0] == "new" else f"{inst[2]}.{str(inst[0][2])}"
+        return (f"{SYMBOLIC}{field} in {inst[1].name if inst[0][0] == 'made' else found[0].name}",
                 "not resolved to a model name; one settings field picks the model of both calls")
     if ref is not None and ref[0] == "name":
         ref = _module_constant(it, ref)

@@ -85,10 +85,11 @@ def _returned_class(an: Analysis, mod: Module, name: str, depth: int
 
 
 def _singleton(mod: Module, name: str) -> Ref | None:
-    """A module-level instance (``settings = Settings()``), or one a function of the module
-    assigns to that global (``global _settings; _settings = Settings()``)."""
+    """A module-level instance (``settings = Settings()``, or ``KNOBS = Knobs(model=...)``:
+    a ``"made"`` ref), or one a function of the module assigns to that global (``global
+    _settings; _settings = Settings()``)."""
     val = mod.facts.constants.get(name) if name in mod.facts.constant_names else None
-    if val is not None and val.ref is not None and val.ref[0] == "new":
+    if val is not None and val.ref is not None and val.ref[0] in ("new", "made"):
         return val.ref
     for fname in mod.facts.function_order:
         for step in walk_steps(mod.facts.functions[fname].body):
@@ -98,16 +99,17 @@ def _singleton(mod: Module, name: str) -> Ref | None:
     return None
 
 
-def as_instance(an: Analysis, ref: Ref, mod: Module) -> tuple[Ref, Module] | None:
+def as_instance(an: Analysis, ref: Ref, mod: Module) -> tuple[Ref, Module, str] | None:
     """A ``("name", "settings.llm_model")`` whose root is an instance made at module level
     (here, or imported from the module that makes it), as ``("new", "Settings",
-    "llm_model")`` and the module that reads it."""
+    "llm_model")`` (``"made"`` when the instance was made with arguments: its attributes are
+    not the class's defaults), the module that makes it and the instance's name there."""
     if ref[0] != "name" or "." not in str(ref[1]):
         return None
     root, _, rest = str(ref[1]).partition(".")
     made = _singleton(mod, root) if root in mod.facts.constant_names else None
     if made is not None:
-        return ("new", made[1], rest), mod
+        return (made[0], made[1], rest), mod, root
     target = mod.facts.imports.get(root)
     if not target:
         return None
@@ -117,8 +119,8 @@ def as_instance(an: Analysis, ref: Ref, mod: Module) -> tuple[Ref, Module] | Non
         if found is None:
             continue
         made = _singleton(found[0], found[1])
-        return (("new", made[1], ".".join(parts[cut:])), found[0]) if made is not None \
-            else None
+        return ((made[0], made[1], ".".join(parts[cut:])), found[0], found[1]) \
+            if made is not None else None
     return None
 
 
@@ -168,7 +170,7 @@ def attr_class(an: Analysis, mod: Module, cls: str, attr: str) -> tuple[Module, 
     ref = val.ref if val is not None else None
     if ref is None:
         return None
-    if ref[0] == "new" and not ref[2]:
+    if (ref[0] == "new" and not ref[2]) or ref[0] == "made":
         return instance_class(an, str(ref[1]), mod)
     init = mod.facts.functions.get(f"{cls}.__init__") if f"{cls}.__init__" in \
         mod.facts.function_names else None

@@ -80,14 +80,18 @@ def has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure) A callee and
     whether the call names a model decide it: each shape is tested once per module."""
     seen: set[tuple[str, frozenset[str]]] = set()
+    runs = CAT.chat_run_methods | CAT.derive_methods
     for fn in facts.functions.values():
+        params = {p.name for p in fn.params}
         for c in fn.calls:
+            root, _, method = c.func.partition(".")
+            if root in params and method in runs:
+                return True  # ``llm.ainvoke(prompt)`` on a chat model a caller hands over
             kws = frozenset(k for k, _ in c.kwargs if k in CAT.model_keywords)
             shape = (c.func, kws)
             if shape in seen:
                 continue
             seen.add(shape)
-            root = c.func.split(".")[0]
             target = facts.imports.get(root, "")
             qualified = f"{target}{c.func[len(root):]}" if target else None
             if qualified is not None:

@@ -120,12 +120,22 @@ def needs_analysis(tree: ast.Module, text: str, module: str = "") -> bool:
                     sdk(f"{node.module}.{a.name}") for a in node.names)):
                 return True
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if function_role(node.name) is Role.EVALUATOR:
+            if function_role(node.name) is Role.EVALUATOR or _runs_param(node):
                 return True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _constant_matters(node):
             return True
     # a client passed in from elsewhere: the call's shape is the only evidence
     return any(t in text for t in CAT.call_text)
+
+
+def _runs_param(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function run a parameter as a chat model (``llm.ainvoke(prompt)``,
+    ``llm.with_structured_output(Out)``)? A caller may hand it one: the module is a helper."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    methods = CAT.chat_run_methods | CAT.derive_methods
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in methods and isinstance(n.func.value, ast.Name)
+               and n.func.value.id in params for n in ast.walk(fn))
 
 
 def _sdk_root(module: str) -> bool:
