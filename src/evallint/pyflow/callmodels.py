@@ -33,7 +33,7 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
         if found is None:
             return None, ""
         # an instance made with arguments is itself the one value: name it, not its class
-        field = found[1] if inst[0][0] == "new" else f"{inst[2]}.{str(inst[0][2])}"
+        field = found[1] if inst[0][0] == "new" else f"{inst[2]}.{inst[0][2]!s}"
         return (f"{SYMBOLIC}{field} in {inst[1].name if inst[0][0] == 'made' else found[0].name}",
                 "not resolved to a model name; one settings field picks the model of both calls")
     if ref is not None and ref[0] == "name":
