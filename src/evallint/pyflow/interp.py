@@ -244,7 +244,11 @@ class Interp:
                 if exits:  # a return leaves every loop, a break the innermost
                     loopfacts.note_exit(self, test, self.loop_stack if "return" in exits
                                         else self.loop_stack[-1:], step.pos)
-                    loopfacts.check_text_stop(self, step.test, test, step.pos)
+                    # the word stops the loop when its own branch leaves it, or the other one
+                    # does at once (an ``elif`` deeper down is another word's test)
+                    if loopfacts.exits(step.body) or loopfacts.exits(
+                            [x for x in step.orelse if not isinstance(x, If)]):
+                        loopfacts.check_text_stop(self, step.test, test, step.pos)
             if self.fed and self.loop_stack and (step.test.compares or step.test.strings) and any(
                     isinstance(x, Return) or (isinstance(x, Exit) and x.kind == "break")
                     for x in step.body):
