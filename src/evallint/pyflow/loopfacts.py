@@ -567,7 +567,10 @@ def finish_report(it: Interp) -> None:
                 if h != cid or not inner:
                     continue
                 judged = any(it.loop_roles.get(lid, ((), ()))[1] for lid in inner)
-                if (is_results and has_eval) or judged:
+                # (a loop that makes no LLM call writes what is already judged: a report
+                # written once at the end, row by row, loses nothing to an interruption)
+                calls = any(any(it.loop_roles.get(lid, ((), ()))) for lid in inner)
+                if (is_results and has_eval and calls) or judged:
                     kind = "record-by-record"
                     loop_at = where(it.path, it.loop_objs[inner[0]].pos)
                     break
