@@ -237,7 +237,8 @@ class Builder:
             names, _ = self.target_names(node.target)
             out.append(Assign(tuple(names), value, self.pos(node), aug=True))
         elif isinstance(node, ast.Expr):
-            out.append(ExprStep(self.expr(node.value, fn), self.pos(node)))
+            out.append(ExprStep(self.expr(node.value, fn), self.pos(node),
+                                yielded=isinstance(node.value, ast.Yield)))
         elif isinstance(node, ast.Return):
             val = self.expr(node.value, fn) if node.value is not None else EMPTY
             out.append(Return(val, self.pos(node)))

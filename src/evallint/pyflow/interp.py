@@ -227,7 +227,9 @@ class Interp:
                     else:
                         self.refs.pop(t, None)
         elif isinstance(step, ExprStep):
-            self.eval(step.value)
+            value = self.eval(step.value)
+            if step.yielded:  # ``yield {"final": draft}`` after the loop hands the draft over
+                loopfacts.check_last_not_best(self, step, value)
         elif isinstance(step, Return):
             value = self.eval(step.value)
             self.returns |= value

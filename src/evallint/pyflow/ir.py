@@ -113,10 +113,12 @@ class Assign:
 @pickled_by_fields
 @dataclass(slots=True)
 class ExprStep:
-    """An expression evaluated for its effect (usually a call)."""
+    """An expression evaluated for its effect (usually a call). ``yielded``: a ``yield``
+    statement, what a generator function hands its caller (as a ``return`` does)."""
 
     value: Val
     pos: Pos
+    yielded: bool = False
 
 
 @pickled_by_fields

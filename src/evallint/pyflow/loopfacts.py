@@ -13,7 +13,18 @@ from typing import TYPE_CHECKING
 
 from evallint.facts import Pos
 from evallint.pyflow.cues import name_tokens
-from evallint.pyflow.ir import Assign, CallIR, Exit, If, Loop, Return, Step, Val, walk_steps
+from evallint.pyflow.ir import (
+    Assign,
+    CallIR,
+    Exit,
+    ExprStep,
+    If,
+    Loop,
+    Return,
+    Step,
+    Val,
+    walk_steps,
+)
 from evallint.pyflow.results import Event, where
 from evallint.pyflow.summaries import L, chain_keys
 from evallint.roles import Role
@@ -330,7 +341,7 @@ def _beyond(it: Interp, val: Val, skip: set[str], depth: int = 0) -> tuple[froze
     return frozenset(out), seen
 
 
-def check_last_not_best(it: Interp, step: Return, labels: frozenset[L]) -> None:
+def check_last_not_best(it: Interp, step: Return | ExprStep, labels: frozenset[L]) -> None:
     if not it.report or it.fn.best:
         return
     # (in the order of the calls: the finding names the same attempt on every run)
