@@ -24,7 +24,7 @@ from typing import Any
 
 from evallint import datacodec
 from evallint.config import Config
-from evallint.pyflow import frameworks, instances, llmcalls
+from evallint.pyflow import flows, frameworks, instances, llmcalls
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
@@ -116,6 +116,10 @@ class Analysis:
         # graph state keys (``messages``) a generator node is run on: its message history,
         # which a node reading the state key as a whole reads (see ``flows.mark_state``)
         self.state_history: Mapping[str, L] = self._table("state_history", {})
+        # graph state keys a node writes an LLM call's output to (``return {"draft":
+        # reply.content}``): a node reading the key reads that output
+        self.state_outputs: Mapping[str, frozenset[L]] = self._table("state_outputs", {})
+        self.state_readers: set[tuple[str, str]] = set()  # functions that read such keys
         self.result = Result()
         # The project-wide state above (but ``result``) changes only through ``set_state``,
         # ``add_state`` and ``set_genctx``, each change journaled: ``chain`` digests every
@@ -390,6 +394,15 @@ class Analysis:
             if not self._load_importers():
                 break
             self._fixpoint()
+        for _ in range(2):  # a node that reads a state key another node wrote, once more
+            seen = sum(len(v) for v in self.state_outputs.values())
+            if not seen or not self.state_readers:
+                break
+            self._stale |= self.state_readers
+            self.state_readers = set()
+            self._fixpoint()
+            if sum(len(v) for v in self.state_outputs.values()) == seen:
+                break
         for mod in self.tables.modules:
             if mod.path not in self.relevant:
                 continue
@@ -458,7 +471,8 @@ class Analysis:
         exists (which turns on the static chat lookups; their answers do not depend on which
         chats exist). Both only grow. Everything else it could read needs an LLM value first."""
         names = self.genctx.get(path)
-        return (len(names) if names else 0) + len(self.state_history), bool(self.chats)
+        return ((len(names) if names else 0) + len(self.state_history)
+                + sum(len(v) for v in self.state_outputs.values())), bool(self.chats)
 
     def quiet_epoch(self, path: str) -> Epoch:
         """Everything project-wide that a function of module ``path`` reads while it meets
@@ -467,7 +481,9 @@ class Analysis:
         then)."""
         names = self.genctx.get(path)
         return ((tuple(sorted(names)) if names else ()) +
-                tuple(f"<state>.{k}" for k in sorted(self.state_history)), bool(self.chats),
+                tuple(f"<state>.{k}" for k in sorted(self.state_history)) +
+                tuple(f"<out>.{k}.{len(v)}" for k, v in sorted(self.state_outputs.items())),
+                bool(self.chats),
                 bool(self.fw_objects), bool(self.fw_runs))
 
     def _fixpoint(self) -> None:
@@ -712,6 +728,11 @@ class Analysis:
                         f" = {how}" if how else "")
         return None, ""
 
+
+    @staticmethod
+    def graph_state(it: Interp) -> bool:
+        """Is the function interpreted a node of a graph (it reads a state parameter)?"""
+        return flows.state_param(it) is not None
 
     def attr_default(self, ref: Ref, mod: Module, depth: int) -> tuple[str | None, str]:
         """``get_settings().llm_model``: the default the class body gives the attribute."""

@@ -659,11 +659,14 @@ class Builder:
         vals: list[Val] = []
         tools: list[str] = []
         role = content = None
+        keyed: list[tuple[str, Val]] = []
         for k, val in zip(node.keys, node.values, strict=True):
             if k is not None:
                 key = self.expr(k, fn)
                 value = self.expr(val, fn)
                 vals += [key, value]
+                if key.text is not None and key.text.isidentifier():
+                    keyed.append((key.text, value))
                 if key.text in ("name", "type") and value.text is not None:
                     tools.append(value.text)
                 if key.text == "role":
@@ -677,7 +680,8 @@ class Builder:
         if role in _SYSTEM_ROLES and content is not None:
             system += content.names
         return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
-                   m.compares, False, m.chained, m.scored, system=system, matches=m.matches)
+                   m.compares, False, m.chained, m.scored, system=system, matches=m.matches,
+                   keys=tuple(keyed[:16]))
 
     def call(self, node: ast.Call, fn: _Fn) -> Val:
         func = self.path_of(_generic_base(node.func))

@@ -231,7 +231,18 @@ def role_of(it: Interp, c: CallIR, callee: str | None, model: Val | None, system
             _human_subject_only(texts) and _carries_generator_work(it, inputs)):
         it.meta = True
         return Role.UNKNOWN, ()
+    if role is Role.EVALUATOR and evidence and all(e.startswith("function name `")
+                                                   for e in evidence) and _reads_verdicts(inputs):
+        # named a critic, but what it reads is a judge's output, not a candidate: it acts on
+        # the critique (turns it into search queries, a revision), the flow outweighs a name
+        return Role.UNKNOWN, ()
     return role, evidence
+
+
+def _reads_verdicts(inputs: Iterable[frozenset[L]]) -> bool:
+    """What the call is given holds a judge's output and no other LLM call's."""
+    kinds = {lb.kind for labels in inputs for lb in labels}
+    return "judge" in kinds and not kinds & {"gen", "llm", "ans"}
 
 
 def _human_subject_only(texts: list[str]) -> bool:

@@ -89,6 +89,19 @@ def state_key(it: Interp, name: str) -> str | None:
     return parts[1]
 
 
+def note_state_outputs(it: Interp, value: Val) -> None:
+    """A node returns ``{"draft": reply.content}``: the LLM output it writes to a state key
+    is what another node reading that key reads (roles and pairs by data flow)."""
+    for key, val in value.keys:
+        labels = frozenset(lb for lb in it.peek(val) if lb.kind in ("gen", "llm", "ans", "judge")
+                           and lb.origin is not None and lb.origin.key[:2] == (it.path, it.fn.name))
+        if not labels:
+            continue
+        old = it.an.state_outputs.get(key, frozenset())
+        if not labels <= old:
+            it.an.set_state("state_outputs", key, old | labels)
+
+
 def mark_state(it: Interp, c: CallIR, vals: list[Val]) -> None:
     """A call of no evaluator role run on a history key of the graph state (``llm.invoke(
     state["messages"])``): that key is the generator's message history for every node."""

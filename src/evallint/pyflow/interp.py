@@ -232,6 +232,8 @@ class Interp:
                 loopfacts.check_last_not_best(self, step, value)
         elif isinstance(step, Return):
             value = self.eval(step.value)
+            if step.value.keys and self.an.graph_state(self):
+                flows.note_state_outputs(self, step.value)
             self.returns |= value
             self.note_return_elts(step.value)
             loopfacts.check_last_not_best(self, step, value)
@@ -448,6 +450,11 @@ class Interp:
             hist = flows.state_key(self, path)
             if hist is not None and hist in self.an.state_history:
                 out.add(self.an.state_history[hist])
+        if len(parts) > 1 and parts[0] == flows.state_param(self):  # another node's output
+            self.an.state_readers.add((self.path, self.fn.name))
+            written = self.an.state_outputs.get(parts[1])
+            if written:
+                out |= written
         return frozenset(out)
 
     def _decisive(self, test: Val) -> bool:

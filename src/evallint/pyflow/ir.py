@@ -67,6 +67,9 @@ class Val:
     # ``x, y = a, b`` keep the history apart from the text (empty for anything else).
     elts: tuple[Val, ...] = ()
     matches: tuple[tuple[str, Val], ...] = ()
+    # A dict display ``{"draft": text, "n": n + 1}``: each string key's value (a graph node
+    # returns the state keys it writes this way)
+    keys: tuple[tuple[str, Val], ...] = ()
 
 
 EMPTY = Val()
