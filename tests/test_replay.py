@@ -313,3 +313,16 @@ def test_a_function_run_quiet_then_with_llm_values_is_replayed_both_times(
     assert ("deep.py", "tidy") in interpreted
     assert ("loop.py", "<module>") not in interpreted
     assert edited == findings(project, cache=False) == first
+
+
+def test_a_trace_holding_one_lookup_answered_two_ways_is_recorded(tmp_path: Path) -> None:
+    """A run may read a lookup from before a skipped module was loaded (a cached static
+    answer) and again after: the record is kept, never a crash of the whole analysis."""
+    tables = _tables(tmp_path)
+    replay = Replay("names", lambda path, digest: None)
+    replay.use(tables)
+    run = RunRecord(((), False, False, False), 0, (0,), (), (), Summary(), ())
+    trace = {("constant", "b.VALUE", "a.py", None, ""),
+             ("constant", "b.VALUE", "a.py", "b.py", "VALUE")}
+    replay.record(("a.py", "f"), run, trace)
+    assert replay.memos([("a.py", "f")])  # recorded, to be checked lookup by lookup

@@ -263,6 +263,9 @@ class Analysis:
         before = {m.path: self._import_targets(m) for m in self.tables.modules
                   if added.prefix_of_any(m.facts.imports.values())}
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
+        # static chat answers (and the lookups behind them) were read off the old tables
+        self._static_chats.clear()
+        self._static_reads.clear()
         if self.replay is not None:
             self.replay.use(self.tables)
         self.relevant = (relevant_modules(self.tables) | {f.path for f in loaded}) - self.exclude

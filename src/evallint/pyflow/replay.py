@@ -180,7 +180,7 @@ class Replay:
         """``run``, the ``nth`` of ``key`` in this solve; ``trace``: the lookups it made."""
         # (a quiet run recorded earlier stays: what it read is checked as for any other)
         mine = self._runs.setdefault(key[0], {})
-        mine[f"{key[1]}#{nth}" if run.bound else key[1]] = (run, tuple(sorted(trace)))
+        mine[f"{key[1]}#{nth}" if run.bound else key[1]] = (run, tuple(sorted(trace, key=_order)))
         self._dirty.add(key[0])
 
     def forget(self, key: FuncKey) -> None:
@@ -222,3 +222,8 @@ class Replay:
                 memo.runs[name] = replace(run, reads=tuple(reads))
             out[path] = memo
         return out
+
+
+def _order(lookup: Lookup) -> tuple[str, ...]:
+    """A lookup's place in a record (a lookup not answered has None where a path would be)."""
+    return tuple("" if x is None else str(x) for x in lookup)
