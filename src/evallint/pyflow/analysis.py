@@ -119,7 +119,8 @@ class Analysis:
         # graph state keys a node writes an LLM call's output to (``return {"draft":
         # reply.content}``): a node reading the key reads that output
         self.state_outputs: Mapping[str, frozenset[L]] = self._table("state_outputs", {})
-        self.state_readers: set[tuple[str, str]] = set()  # functions that read such keys
+        # state key -> the functions that read it (run again once a node has written it)
+        self.state_readers: dict[str, set[tuple[str, str]]] = {}
         self.result = Result()
         # The project-wide state above (but ``result``) changes only through ``set_state``,
         # ``add_state`` and ``set_genctx``, each change journaled: ``chain`` digests every
@@ -399,10 +400,11 @@ class Analysis:
             self._fixpoint()
         for _ in range(2):  # a node that reads a state key another node wrote, once more
             seen = sum(len(v) for v in self.state_outputs.values())
-            if not seen or not self.state_readers:
+            readers = {f for k in self.state_outputs for f in self.state_readers.get(k, ())}
+            if not readers:
                 break
-            self._stale |= self.state_readers
-            self.state_readers = set()
+            self._stale |= readers
+            self.state_readers = {}
             self._fixpoint()
             if sum(len(v) for v in self.state_outputs.values()) == seen:
                 break

@@ -451,7 +451,7 @@ class Interp:
             if hist is not None and hist in self.an.state_history:
                 out.add(self.an.state_history[hist])
         if len(parts) > 1 and parts[0] == flows.state_param(self):  # another node's output
-            self.an.state_readers.add((self.path, self.fn.name))
+            self.an.state_readers.setdefault(parts[1], set()).add((self.path, self.fn.name))
             written = self.an.state_outputs.get(parts[1])
             if written:
                 out |= written

@@ -76,11 +76,17 @@ def inside_package(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
+# The calls that run (or derive) a chat model object a caller hands over; the generic ones
+# (``predict``, ``complete``, ``batch``, ``stream``) are left out: on a parameter they are as
+# often any object's method, and every module holding one would be interpreted.
+HANDED_RUNS = frozenset({"invoke", "ainvoke", "with_structured_output", "bind_tools"})
+
+
 def has_sdk_call(facts: PythonFacts) -> bool:
     """Could this module call an LLM SDK? (the interpreter decides for sure) A callee and
     whether the call names a model decide it: each shape is tested once per module."""
     seen: set[tuple[str, frozenset[str]]] = set()
-    runs = CAT.chat_run_methods | CAT.derive_methods
+    runs = HANDED_RUNS
     for fn in facts.functions.values():
         params = {p.name for p in fn.params}
         for c in fn.calls:

@@ -8,7 +8,7 @@ import ast
 from collections.abc import Iterator
 from functools import lru_cache
 
-from evallint.pyflow.providers import CAT, inside_package
+from evallint.pyflow.providers import CAT, HANDED_RUNS, inside_package
 from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, role_from_name
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
@@ -128,11 +128,13 @@ def needs_analysis(tree: ast.Module, text: str, module: str = "") -> bool:
     return any(t in text for t in CAT.call_text)
 
 
+
+
 def _runs_param(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does the function run a parameter as a chat model (``llm.ainvoke(prompt)``,
     ``llm.with_structured_output(Out)``)? A caller may hand it one: the module is a helper."""
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    methods = CAT.chat_run_methods | CAT.derive_methods
+    methods = HANDED_RUNS
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr in methods and isinstance(n.func.value, ast.Name)
                and n.func.value.id in params for n in ast.walk(fn))
