@@ -154,7 +154,9 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
             shared=shared,
             weak=("role from names only: a name alone makes the evaluator one, and the "
                   "graph's structure the generator" if how == "graph" and _named_only(e)
-                  and g.role is not Role.GENERATOR else ""))
+                  and g.role is not Role.GENERATOR else ""),
+            names_only=("role from names only: nothing but a name makes the evaluator one"
+                        if _named_only(e) else ""))
 
 
 def _beside(project: Project) -> dict[str, frozenset[str]]:

@@ -46,6 +46,10 @@ class ModelPair:
     # names the generator: why, appended to the message; the finding is then a warning, and
     # no EL302 is drawn from it (a tier says nothing when the roles are a guess).
     weak: str = ""
+    # Set when names alone make the evaluator one (its function's name, its model object's):
+    # why; the EL301 finding is then a warning that says so (issue: a verdict that hangs on a
+    # name is weaker evidence), while EL302 still compares the tiers.
+    names_only: str = ""
 
 
 PairSource = Callable[[Project, Context], Iterable[ModelPair]]
