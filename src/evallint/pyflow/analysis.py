@@ -24,7 +24,7 @@ from typing import Any
 
 from evallint import datacodec
 from evallint.config import Config
-from evallint.pyflow import flows, frameworks, instances, llmcalls
+from evallint.pyflow import frameworks, instances, llmcalls
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
@@ -241,7 +241,8 @@ class Analysis:
                     hit = True  # ``from agent import wikipedia_agent``: an LLM object
                     break
                 owner = tables.owner(name, f.path) if mod is None else None
-                if owner is not None and name.startswith(owner.name + ".") and any(
+                if owner is not None and owner.path in helper_modules and \
+                        name.startswith(owner.name + ".") and any(
                         path == owner.path and fn.startswith(name[len(owner.name) + 1:] + ".")
                         for path, fn in helpers):
                     hit = True  # ``from bots.base import Bot``: a class with an LLM method
@@ -733,11 +734,6 @@ class Analysis:
                         f" = {how}" if how else "")
         return None, ""
 
-
-    @staticmethod
-    def graph_state(it: Interp) -> bool:
-        """Is the function interpreted a node of a graph (it reads a state parameter)?"""
-        return flows.state_param(it) is not None
 
     def attr_default(self, ref: Ref, mod: Module, depth: int) -> tuple[str | None, str]:
         """``get_settings().llm_model``: the default the class body gives the attribute."""

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from evallint.pyflow.interp import Interp
 
 
+_UNRESOLVED = "not resolved to a model name; "
+_ONE_VARIABLE = _UNRESOLVED + "one variable picks the model of both calls"
+
+
 def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
     """A model that resolves to no name but is one variable: two calls whose model is
     the same parameter, local or attribute run on the same model, whatever it is
@@ -35,16 +39,14 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
         # an instance made with arguments is itself the one value: name it, not its class
         field = found[1] if inst[0][0] == "new" else f"{inst[2]}.{inst[0][2]!s}"
         return (f"{SYMBOLIC}{field} in {inst[1].name if inst[0][0] == 'made' else found[0].name}",
-                "not resolved to a model name; one settings field picks the model of both calls")
+                _UNRESOLVED + "one settings field picks the model of both calls")
     if ref is not None and ref[0] == "name":
         ref = _module_constant(it, ref)
     if ref is not None and ref[0] == "env" and ref[2] is None:
         return (f"{SYMBOLIC}${ref[1]}",
-                "not resolved to a model name; one environment variable picks the model of "
-                "both calls")
+                _UNRESOLVED + "one environment variable picks the model of both calls")
     if ref is not None and ref[0] == "const":  # another module's constant, by its home
-        return (f"{SYMBOLIC}{ref[1]} in {ref[2]}",
-                "not resolved to a model name; one variable picks the model of both calls")
+        return f"{SYMBOLIC}{ref[1]} in {ref[2]}", _ONE_VARIABLE
     if val.calls or len(val.names) != 1:
         return None, ""
     if ref is None or ref[0] not in ("param", "name"):
@@ -60,8 +62,7 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
             scope = f"{it.fn.name}()"
         else:
             scope = it.mod.name
-    return (f"{SYMBOLIC}{name} in {scope}",
-            "not resolved to a model name; one variable picks the model of both calls")
+    return f"{SYMBOLIC}{name} in {scope}", _ONE_VARIABLE
 
 
 def _module_constant(it: Interp, ref: Ref) -> Ref:

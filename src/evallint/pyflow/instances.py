@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evallint.pyflow.ir import Assign, Return, walk_steps
+from evallint.pyflow.parts import holds_class
 from evallint.roles import name_tokens
 
 if TYPE_CHECKING:
@@ -28,10 +29,10 @@ _MAX_DEPTH = 6
 
 
 def _is_class(mod: Module, name: str) -> bool:
-    """A class of the module with attributes or methods (how the facts know a class)."""
+    """A class of the module with methods or attributes (how the facts know a class)."""
     prefix = f"{name}."
-    return any(n.startswith(prefix) for n in mod.facts.constant_names) or \
-        any(n.startswith(prefix) for n in mod.facts.function_names)
+    return holds_class(mod.facts, name) or any(n.startswith(prefix)
+                                              for n in mod.facts.constant_names)
 
 
 def instance_class(an: Analysis, func: str, mod: Module, depth: int = 0

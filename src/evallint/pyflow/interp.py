@@ -232,7 +232,7 @@ class Interp:
                 loopfacts.check_last_not_best(self, step, value)
         elif isinstance(step, Return):
             value = self.eval(step.value)
-            if step.value.keys and self.an.graph_state(self):
+            if step.value.keys and flows.state_param(self) is not None:  # a graph node
                 flows.note_state_outputs(self, step.value)
             self.returns |= value
             self.note_return_elts(step.value)
