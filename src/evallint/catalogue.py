@@ -103,6 +103,17 @@ class SetterRow:
 
 
 @dataclass(frozen=True)
+class ScriptPackage:
+    """A JavaScript/TypeScript package of the framework (``@anthropic-ai/sdk``; a glob such
+    as ``@ai-sdk/*``): a script's import of it reads as an import of ``module`` (the name the
+    rows above use), and its default export, if any, as ``module.default``."""
+
+    package: str
+    module: str
+    default: str = ""
+
+
+@dataclass(frozen=True)
 class Framework:
     """One catalogue file."""
 
@@ -143,6 +154,7 @@ class Framework:
     app_functions: tuple[str, ...] = ()  # given the app under evaluation (the generator)
     app_keywords: tuple[str, ...] = ()  # keywords those take the app by
     computed_fields: tuple[str, ...] = ()  # verdict fields computed in code from the score
+    scripts: tuple[ScriptPackage, ...] = ()  # its JavaScript/TypeScript packages
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -162,8 +174,10 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "package_marks": list, "sdk": bool, "ambient": bool, "prefilter": list,
         "objects": list, "calls": list, "call_text": list, "keywords": dict, "runs": dict,
         "history": dict, "derive": dict, "configure": list, "context": list,
-        "set_model": list, "fields": dict, "examples": list}
-_ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect"})
+        "set_model": list, "fields": dict, "examples": list, "scripts": list}
+_ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
+                        "scripts"})
+_SCRIPT_KEYS = {"package": str, "module": str, "default": str}
 _EXAMPLE_KEYS = {"name": str, "files": dict, "expect": list, "clean": list}  # lists of mappings
 _REQUIRED = ("id", "label", "written_against", "docs", "packages")
 _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where": str,
@@ -341,6 +355,17 @@ def parse_framework(data: Any, source: str) -> Framework:
             if not isinstance(exp, dict) or not {"code", "path", "line"} <= set(exp):
                 raise CatalogueError(f"{w}.expect[{j}]: needs code, path and line")
         examples.append(e)
+    scripts = []
+    for i, raw in enumerate(d.get("scripts") or ()):
+        w = f"{source}: scripts[{i}]"
+        sp = _check(w, raw, _SCRIPT_KEYS)
+        if not sp.get("package") or not sp.get("module"):
+            raise CatalogueError(f"{w}: a script package needs package and module")
+        if not fw_owns(_strs(d, "packages"), str(sp["module"])):
+            raise CatalogueError(f"{w}: module {sp['module']!r} is not in the framework's "
+                                 "packages")
+        scripts.append(ScriptPackage(str(sp["package"]), str(sp["module"]),
+                                     str(sp.get("default", ""))))
     for key in ("packages", "package_marks", "prefilter", "call_text", "set_model"):
         _check(source, {key: d.get(key) or []}, {key: list})
     if not d["packages"]:
@@ -358,7 +383,11 @@ def parse_framework(data: Any, source: str) -> Framework:
         setters("context"), _strs(d, "set_model"), _strs(fields_, "reasoning"),
         tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"),
         _strs(runs, "judge_functions"), _strs(runs, "app_functions"),
-        _strs(runs, "app_keywords"), _strs(fields_, "computed"))
+        _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts))
+
+
+def fw_owns(packages: tuple[str, ...], module: str) -> bool:
+    return any(_package_match(p, module) for p in packages)
 
 
 # ---------------------------------------------------------------- the catalogue
@@ -449,6 +478,9 @@ class Catalogue:
         self.object_methods = self.chat_run_methods | self.derive_methods | \
             self.framework_methods | self.history_methods
         self._owner: dict[str, Framework | None] = {}
+        self.scripts = tuple(sp for fw in fws for sp in fw.scripts)
+        self.script_prefilter = tuple(dict.fromkeys(sp.package.split("*")[0].lower()
+                                                    for sp in self.scripts))
         # pattern lookups by qualified name, asked for every external call the analysis meets
         self._found: dict[tuple[str, str], SetterRow | CallRow | None] = {}
         self._setters = [(s, "configure") for fw in fws for s in fw.configure] + \
@@ -463,6 +495,16 @@ class Catalogue:
         if len(self._owner) < 65536:
             self._owner[module] = found
         return found
+
+    def script_package(self, spec: str) -> ScriptPackage | None:
+        """The catalogue row of a script's import specifier (``@anthropic-ai/sdk``,
+        ``@ai-sdk/openai``, ``@langchain/openai/chat_models``: a subpath is its package's)."""
+        for sp in self.scripts:
+            pkg = sp.package
+            if spec == pkg or spec.startswith(pkg + "/") or (
+                    "*" in pkg and fnmatch.fnmatchcase(spec, pkg)):
+                return sp
+        return None
 
     def object_row(self, qualified: str) -> ObjectRow | None:
         """The object row for a qualified constructor (``agents.Agent``, ``dspy.predict.

@@ -27,6 +27,14 @@ _EXT = {
     ".handlebars": FileKind.MUSTACHE,
     ".prompty": FileKind.PROMPTY,
     ".prompt": FileKind.DOTPROMPT,
+    ".ts": FileKind.TYPESCRIPT,
+    ".tsx": FileKind.TYPESCRIPT,
+    ".mts": FileKind.TYPESCRIPT,
+    ".cts": FileKind.TYPESCRIPT,
+    ".js": FileKind.JAVASCRIPT,
+    ".jsx": FileKind.JAVASCRIPT,
+    ".mjs": FileKind.JAVASCRIPT,
+    ".cjs": FileKind.JAVASCRIPT,
 }
 _PROMPT_DIRS = {"prompts", "prompt", "prompt_templates", "prompt-templates"}
 _PROMPT_EXTS = {".md", ".txt", ".markdown", ".xml", ".tmpl", ".tpl"}

@@ -237,8 +237,8 @@ def check(
     if not result.files:
         fail(f"no files to check under {', '.join(map(clean_path, targets))} (evallint reads "
              "prompt templates, "
-             "prompt files, prompt collections, Python, notebooks, agent definitions, judge and "
-             "eval configs)")
+             "prompt files, prompt collections, Python, notebooks, TypeScript, JavaScript, agent "
+             "definitions, judge and eval configs)")
     if write_baseline_path:
         from evallint.baseline import write_baseline
 

@@ -23,7 +23,7 @@ CANDIDATE_SUFFIXES = frozenset(
     {
         ".py", ".ipynb", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars",
         ".prompty", ".prompt", ".md", ".markdown", ".txt", ".xml", ".tmpl", ".tpl", ".yaml",
-        ".yml", ".json", ".jsonl",
+        ".yml", ".json", ".jsonl", ".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs",
     }
 )
 _JSON_SNIFF = 16384  # at least this much of a JSON file decides its kind, and its first record

@@ -20,6 +20,8 @@ class FileKind(str, Enum):
     LOOP_SPEC = "loop-spec"  # evallint's own loop spec, aiwg pipeline.config.yaml, judge specs
     PROMPT_COLLECTION = "prompt-collection"  # .jsonl/.json records holding prompt templates
     JUDGE_CONFIG = "judge-config"  # annotator/judge configs naming or holding judge templates
+    TYPESCRIPT = "typescript"  # .ts .tsx .mts .cts
+    JAVASCRIPT = "javascript"  # .js .jsx .mjs .cjs
     INSTRUCTIONS = "instructions"  # SKILL.md, AGENTS.md, CLAUDE.md, commands: how agents are run
 
 

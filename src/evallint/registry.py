@@ -77,7 +77,7 @@ def project_check(*codes: str) -> Callable[[ProjectCheckFn], ProjectCheckFn]:
 
 
 _TEMPLATES = ("jinja", "mustache", "prompt", "prompty", "dotprompt")
-_PY = ("python", "notebook")
+_PY = ("python", "notebook", "typescript", "javascript")
 
 # The modules that register a front-end, a check or a model-pair source, and the kinds of file
 # whose facts they parse or read (``None``: every run, whatever it checks). A run imports only
@@ -89,7 +89,8 @@ _PY = ("python", "notebook")
 # holds each project check and pair source to yielding nothing on files of the kinds its
 # module is not loaded for.
 MODULE_KINDS: dict[str, tuple[str, ...] | None] = {
-    "evallint.frontends.python_front": _PY,
+    "evallint.frontends.python_front": ("python", "notebook"),
+    "evallint.frontends.script_front": ("typescript", "javascript"),
     "evallint.frontends.prompt_files": _TEMPLATES,
     "evallint.frontends.agents_front": ("agent", "claude-settings"),
     "evallint.frontends.instructions_front": ("instructions",),

@@ -211,16 +211,28 @@ def model_in(it: Interp, val: Val) -> tuple[str | None, str]:
     found = callmodels.model_of_val(it, val)
     if found[0] is not None:
         return found
+    found = handle_model(it, val)
+    if found[0] is not None:
+        return found
+    # no name: one variable (an environment variable, a settings field) is still one model
+    return callmodels.symbolic_model(it, val)
+
+
+def handle_model(it: Interp, val: Val, rows_only: bool = False) -> tuple[str | None, str]:
+    """The model of a client/model object built in the value (``openai("gpt-4o")`` given
+    to the Vercel AI SDK's ``generateText``); ``rows_only``: only objects the catalogue
+    lists, not any call with a ``model=``."""
     for sc in [*it.calls_in(val), *_global_calls(it, val)]:
         row = CAT.object_row(qualify(sc.func, it.mod.facts.imports))
+        if rows_only and (row is None or row.model is None):
+            continue
         inner = model_value(row.model, sc) if row is not None and row.model is not None \
             else sc.kw("model") or sc.kw("model_name") or (sc.args[0] if sc.args else None)
         if inner is not None:
             found = callmodels.model_of_val(it, inner)
             if found[0] is not None:
                 return found
-    # no name: one variable (an environment variable, a settings field) is still one model
-    return callmodels.symbolic_model(it, val)
+    return None, ""
 
 
 def _global_calls(it: Interp, val: Val) -> list[CallIR]:

@@ -316,10 +316,13 @@ def _load(facts: PythonFacts) -> PythonFacts | None:
     """Parse a file the prefilter skipped; None when it cannot be read or parsed now."""
     from evallint.frontend import ParseError
     from evallint.frontends.python_front import build_facts
+    from evallint.frontends.script_front import build_script_facts
     from evallint.source import SourceError, read_source
 
     try:
         source = read_source(Path(facts.path), facts.path)
+        if facts.kind in ("typescript", "javascript"):
+            return build_script_facts(source, force=True)
         return build_facts(source, force=True)
     except (SourceError, ParseError, RecursionError):
         return None

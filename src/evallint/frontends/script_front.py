@@ -1,0 +1,119 @@
+"""TypeScript and JavaScript files -> the same facts as a Python module.
+
+A script that names an LLM SDK, a framework or a model (the Python prefilter's words, and the
+script packages of the catalogue) is parsed with tree-sitter, lowered into a Python tree of the
+same meaning (:mod:`evallint.frontends.scriptlower`) and built by the Python builder: the
+project analysis, the catalogue and the rules read it as they read a module. Other scripts keep
+only what they import, so that a script importing the project's LLM helper is parsed after all
+(as a Python module is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import PurePosixPath
+
+from evallint.config import Config
+from evallint.frontend import ParseError, frontend
+from evallint.frontends.envfiles import env_defaults
+from evallint.frontends.python_front import needs_cst
+from evallint.frontends.scriptlower import lower
+from evallint.frontends.scriptparse import (
+    TYPESCRIPT_SUFFIXES,
+    minified,
+    module_name,
+    parse,
+    resolve_specifier,
+)
+from evallint.kinds import FileKind
+from evallint.pyflow.build import Builder
+from evallint.pyflow.ir import PythonFacts
+from evallint.pyflow.providers import CAT, framework_roots, has_sdk_call
+from evallint.pyflow.relevance import needs_analysis
+from evallint.source import SourceFile
+
+# ``from "x"``, ``require("x")``, ``import("x")``: what a skipped script imports
+_SPECIFIERS = re.compile(r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)["']([^"'\n]+)["']""")
+
+
+def kind_of(rel: str) -> FileKind:
+    suffix = PurePosixPath(rel).suffix.lower()
+    return FileKind.TYPESCRIPT if suffix in TYPESCRIPT_SUFFIXES else FileKind.JAVASCRIPT
+
+
+def needs_parse(text: str, low: str | None = None) -> bool:
+    """Could this script hold an LLM call, an evaluator or a model name? (the Python
+    prefilter's words, and the catalogue's script packages)"""
+    low = text.lower() if low is None else low
+    return needs_cst(text, low) or any(w in low for w in CAT.script_prefilter)
+
+
+@frontend(FileKind.TYPESCRIPT, FileKind.JAVASCRIPT)
+def parse_script(source: SourceFile, config: Config) -> PythonFacts:
+    """Facts of one script, read with the project's own catalogue files beside the
+    shipped ones."""
+    CAT.use(config.model_docs)
+    facts = build_script_facts(source, force=False)
+    if facts.analyzed:
+        defaults = env_defaults(source, config, source.text)
+        if defaults:
+            facts.env_defaults = defaults
+            facts.digest = _digest(facts.digest + repr(defaults))
+    return facts
+
+
+def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
+    """``force``: parse even when the prefilter would skip the script (the project analysis
+    found that it imports an LLM helper module)."""
+    rel = source.rel
+    facts = PythonFacts(path=rel, kind=kind_of(rel).value, module=module_name(rel))
+    code = source.text
+    if rel.lower().endswith((".min.js", ".d.ts")) or minified(code):
+        return facts  # build output and type declarations: no code of anyone's to check
+    if not force and not needs_parse(code):
+        facts.imported = imported_modules(code, rel)
+        if facts.imported:
+            facts.digest = _digest(code)
+        return facts
+    tree = parse(code, rel)
+    try:
+        module, imported = lower(tree.root_node, source.data, rel, CAT.script_package)
+    except RecursionError:
+        raise ParseError("too deeply nested to analyse (recursion limit)") from None
+    facts.digest = _digest(code)
+    if not force and not needs_analysis(module, code, facts.module):
+        facts.imported = tuple(dict.fromkeys(imported))
+        return facts
+    builder = Builder(module, code, None)
+    package = facts.module if PurePosixPath(rel).stem == "index" else \
+        facts.module.rpartition(".")[0]
+    try:
+        builder.build(package)
+    except RecursionError:
+        raise ParseError("too deeply nested to analyse (recursion limit)") from None
+    facts.analyzed = True
+    facts.imports = builder.imports
+    facts.constants = builder.constants
+    facts.functions = builder.functions
+    facts.owners = builder.owners
+    facts.calls_sdk = has_sdk_call(facts)
+    facts.fw_roots = framework_roots(facts)
+    facts.function_names = frozenset(builder.functions)
+    facts.function_order = tuple(builder.functions)
+    facts.constant_names = frozenset(builder.constants)
+    return facts
+
+
+def imported_modules(code: str, rel: str) -> tuple[str, ...]:
+    """The project modules a skipped script imports (a scan of its specifiers)."""
+    out = []
+    for m in _SPECIFIERS.finditer(code):
+        own = resolve_specifier(m.group(1), rel)
+        if own is not None:
+            out.append(own)
+    return tuple(dict.fromkeys(out))
+
+
+def _digest(code: str) -> str:
+    return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -1,0 +1,113 @@
+"""TypeScript and JavaScript files: which grammar reads them, the parse, and module names.
+
+A script is parsed by tree-sitter with the published TypeScript/TSX/JavaScript grammars (wheels,
+no compiler). A file whose tree holds a syntax error is refused with the grammar's position,
+as Python's parser refuses a module; a minified bundle is not analysed (it is build output, and
+one line of it costs as much as a module).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Any
+
+from evallint.frontend import ParseError
+
+# file suffix -> grammar
+GRAMMARS = {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+            ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
+            ".cjs": "javascript"}
+TYPESCRIPT_SUFFIXES = frozenset({".ts", ".mts", ".cts", ".tsx"})
+# suffixes an import specifier may carry (``./judge.js`` in an ES module written in TypeScript)
+_SPEC_SUFFIXES = (*GRAMMARS, ".json")
+# A line this long in a .js file is a bundle's, not someone's code.
+MINIFIED_LINE = 2000
+
+
+@lru_cache(maxsize=4)
+def _parser(grammar: str) -> Any:
+    try:
+        import tree_sitter
+    except ImportError as exc:  # an install without the grammars: one clear message per file
+        raise ParseError("TypeScript/JavaScript support needs the `tree-sitter` package "
+                         f"(pip install evallint-policy installs it): {exc}") from None
+    if grammar == "javascript":
+        import tree_sitter_javascript as js
+
+        lang = js.language()
+    else:
+        import tree_sitter_typescript as ts
+
+        lang = ts.language_tsx() if grammar == "tsx" else ts.language_typescript()
+    return tree_sitter.Parser(tree_sitter.Language(lang))
+
+
+def grammar_of(rel: str) -> str:
+    return GRAMMARS.get(PurePosixPath(rel).suffix.lower(), "javascript")
+
+
+def minified(text: str) -> bool:
+    """A bundle: a very long line early in the file (``*.min.js`` is caught by its name)."""
+    head = text[:20000]
+    return any(len(line) > MINIFIED_LINE for line in head.splitlines()[:50])
+
+
+def parse(text: str, rel: str) -> Any:
+    """The tree-sitter tree of ``text``; a ParseError at the first syntax error."""
+    tree = _parser(grammar_of(rel)).parse(text.encode("utf-8", "surrogatepass"))
+    root = tree.root_node
+    if root.has_error:
+        bad = _first_error(root)
+        line, col = (bad.start_point if bad is not None else root.start_point)
+        lang = "TypeScript" if PurePosixPath(rel).suffix.lower() in TYPESCRIPT_SUFFIXES \
+            else "JavaScript"
+        what = f"missing {bad.type!r}" if bad is not None and bad.is_missing else "unexpected code"
+        raise ParseError(f"{lang} syntax error: {what}", line + 1, col + 1)
+    return tree
+
+
+def _first_error(node: Any) -> Any:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            return n
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    return None
+
+
+def module_name(rel: str) -> str:
+    """``src/lib/judge.ts`` -> ``src.lib.judge``; ``src/lib/index.ts`` -> ``src.lib`` (a
+    folder's index is the folder, as a package's ``__init__``)."""
+    p = PurePosixPath(rel)
+    parts = [x for x in p.parent.parts if x not in (".", "")]
+    stem = p.name[: -len(p.suffix)] if p.suffix else p.name
+    if stem != "index":
+        parts.append(stem)
+    return ".".join(parts)
+
+
+def resolve_specifier(spec: str, rel: str) -> str | None:
+    """The module a relative or project-alias specifier names, as :func:`module_name` names
+    it (``./judge.js`` beside ``src/app.ts`` -> ``src.judge``); None for a package's.
+    ``@/x`` and ``~/x`` are the common aliases of the project's source folder (``src/`` when
+    the file is under one, else the root)."""
+    folder = posixpath.dirname(rel)
+    if spec.startswith((".", "/")):
+        target = posixpath.normpath(posixpath.join(folder, spec))
+        if target.startswith(".."):
+            return None
+    elif spec.startswith(("@/", "~/")):
+        parts = PurePosixPath(rel).parts
+        base = "/".join(parts[: parts.index("src") + 1]) if "src" in parts[:-1] else ""
+        target = posixpath.join(base, spec[2:]) if base else spec[2:]
+    else:
+        return None
+    for suffix in _SPEC_SUFFIXES:
+        if target.endswith(suffix):
+            target = target[: -len(suffix)]
+            break
+    return module_name(target + ".ts").strip(".")
