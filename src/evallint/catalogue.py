@@ -155,6 +155,12 @@ class Framework:
     app_keywords: tuple[str, ...] = ()  # keywords those take the app by
     computed_fields: tuple[str, ...] = ()  # verdict fields computed in code from the score
     scripts: tuple[ScriptPackage, ...] = ()  # its JavaScript/TypeScript packages
+    # a script's method name -> the name the rows use (``withStructuredOutput`` ->
+    # ``with_structured_output``), and the methods (by those names) that hand back their
+    # receiver, so that a chain of them is a builder's statements (``new StateGraph(S)
+    # .addNode(...).addEdge(...)``)
+    script_methods: tuple[tuple[str, str], ...] = ()
+    script_builders: tuple[str, ...] = ()
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -174,7 +180,8 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "package_marks": list, "sdk": bool, "ambient": bool, "prefilter": list,
         "objects": list, "calls": list, "call_text": list, "keywords": dict, "runs": dict,
         "history": dict, "derive": dict, "configure": list, "context": list,
-        "set_model": list, "fields": dict, "examples": list, "scripts": list}
+        "set_model": list, "fields": dict, "examples": list, "scripts": list,
+        "script_methods": dict, "script_builders": list}
 _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
                         "scripts"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str}
@@ -366,7 +373,8 @@ def parse_framework(data: Any, source: str) -> Framework:
                                  "packages")
         scripts.append(ScriptPackage(str(sp["package"]), str(sp["module"]),
                                      str(sp.get("default", ""))))
-    for key in ("packages", "package_marks", "prefilter", "call_text", "set_model"):
+    for key in ("packages", "package_marks", "prefilter", "call_text", "set_model",
+                "script_builders"):
         _check(source, {key: d.get(key) or []}, {key: list})
     if not d["packages"]:
         raise CatalogueError(f"{source}: packages is empty")
@@ -383,7 +391,17 @@ def parse_framework(data: Any, source: str) -> Framework:
         setters("context"), _strs(d, "set_model"), _strs(fields_, "reasoning"),
         tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"),
         _strs(runs, "judge_functions"), _strs(runs, "app_functions"),
-        _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts))
+        _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts),
+        _script_methods(source, d.get("script_methods")), _strs(d, "script_builders"))
+
+
+def _script_methods(source: str, data: Any) -> tuple[tuple[str, str], ...]:
+    out = []
+    for k, v in (data or {}).items():
+        if not isinstance(v, str) or not v or not str(k):
+            raise CatalogueError(f"{source}: script_methods.{k}: expected a method name")
+        out.append((str(k), v))
+    return tuple(out)
 
 
 def fw_owns(packages: tuple[str, ...], module: str) -> bool:
@@ -478,7 +496,12 @@ class Catalogue:
         self.object_methods = self.chat_run_methods | self.derive_methods | \
             self.framework_methods | self.history_methods
         self._owner: dict[str, Framework | None] = {}
-        self.scripts = tuple(sp for fw in fws for sp in fw.scripts)
+        # exact names before globs: ``@langchain/langgraph`` is LangGraph's, not
+        # ``@langchain/*``'s
+        self.scripts = tuple(sorted((sp for fw in fws for sp in fw.scripts),
+                                    key=lambda sp: "*" in sp.package))
+        self.script_methods = {k: v for fw in fws for k, v in fw.script_methods}
+        self.script_builders = frozenset(m for fw in fws for m in fw.script_builders)
         self.script_prefilter = tuple(dict.fromkeys(sp.package.split("*")[0].lower()
                                                     for sp in self.scripts))
         # pattern lookups by qualified name, asked for every external call the analysis meets

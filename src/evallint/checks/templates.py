@@ -580,10 +580,11 @@ def prompt_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
 # ---------------------------------------------------------------------------- Python strings
 
 
-@file_check("EL101", "EL102", "EL103", "EL105", "EL106", kinds=(FileKind.PYTHON,
-                                                                 FileKind.NOTEBOOK))
+@file_check("EL101", "EL102", "EL103", "EL105", "EL106",
+            kinds=(FileKind.PYTHON, FileKind.NOTEBOOK, FileKind.TYPESCRIPT, FileKind.JAVASCRIPT))
 def python_templates(facts: FileFacts, ctx: Context) -> Iterator[Finding]:
-    """The template rules on prompt templates held in Python strings (frontends/pystrings)."""
+    """The template rules on prompt templates held in Python strings and in TypeScript/
+    JavaScript string and template literals (frontends/pystrings)."""
     prompts: list[PromptFacts] = getattr(facts, "prompts", [])
     for prompt in prompts:
         handed = [n for n in getattr(prompt, "handed", ())

@@ -1,7 +1,8 @@
 """EL105: put the candidate's output between tags, in the template's own syntax.
 
 ``Grade this: {{ output }}`` becomes ``Grade this: <output>{{ output }}</output>`` (the tag is
-named for the variable; ``{{{response}}}`` and ``{answer}`` keep their own braces).
+named for the variable; ``{{{response}}}``, ``{answer}`` and a script's ``${answer}`` keep their
+own braces).
 
 Unsafe: the judge's prompt text changes, so its scores may move and a prompt pinned in
 ``evallint.lock`` no longer matches (EL610); a person should look at the wording around it.
@@ -13,6 +14,7 @@ import re
 
 from evallint.findings import Finding
 from evallint.fixing import Fix, TextEdit, fixer, offset_of
+from evallint.frontends.scriptparse import GRAMMARS
 
 _CHAIN = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 
@@ -41,6 +43,9 @@ def wrap_output(finding: Finding, text: str) -> Fix | None:
     if opened is None:
         return None
     start, braces = opened
+    if braces == 1 and start > 0 and text[start - 1] == "$" and \
+            finding.path.lower().endswith(tuple(GRAMMARS)):
+        start -= 1  # a template literal's `${answer}`: the tags go round the whole of it
     close = text.find("}" * braces, at)
     if close < 0 or "\n\n" in text[start:close]:
         return None

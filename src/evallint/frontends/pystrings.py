@@ -49,7 +49,7 @@ _SHAPE_WORDS = ("PROMPT", "TEMPLATE", "INSTRUCTION", "SYSTEM_", "InputField", "f
                 "from_template", "Template(")
 # Substrings of EVALUATOR_WORDS that are not parts of common words ("generate", "medieval"),
 # and the rubric's plural: a module without any holds no template a rule can report.
-_RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "criteria")
+RULE_WORDS = (*sorted(EVALUATOR_WORDS - {"rate", "eval", "evals"}), "rate ", "criteria")
 # A prompt or template bound or passed by name ("prompt =", "templates:", "instructions(")
 # is one of these words followed by this tail.
 _ASSIGNED_WORDS = ("prompt", "template", "instructions")
@@ -105,7 +105,7 @@ def may_hold_templates(code: str, low: str | None = None) -> bool:
             or (('"content"' in code or "'content'" in code) and "role" in code)):
         return False
     low = code.lower() if low is None else low  # (the caller's, when it has it)
-    return any(w in low for w in _RULE_WORDS)
+    return any(w in low for w in RULE_WORDS)
 
 
 @dataclass
@@ -474,8 +474,9 @@ def _kw_text(call: ast.Call, name: str) -> str | None:
 class _Source:
     """The module's text, for mapping string literals back to lines and columns."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, script: bool = False) -> None:
         self.code = code
+        self.script = script  # TypeScript/JavaScript literals (see _script_text)
         self.lines = code.split("\n")
         # where each line starts: the lengths before it, each with its newline
         self.starts: list[int] = list(accumulate(map(len, self.lines[:-1]),
@@ -611,6 +612,8 @@ def _literal_text(src: _Source, node: ast.expr) -> _Text | None:
     end = src.offset(end_line, node.end_col_offset or 0)
     chars: list[str] = []
     where: list[int] = []
+    if src.script:
+        return _script_text(src, node, start, end)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         for prefix, b, e, _ in _tokens(src.code, start, end):
             _decode(src.code, prefix, b, e, chars, where)
@@ -621,6 +624,69 @@ def _literal_text(src: _Source, node: ast.expr) -> _Text | None:
     if isinstance(node, ast.JoinedStr):
         return _fstring_text(src, node, start, end)
     return None
+
+
+def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | None:
+    """A TypeScript/JavaScript string or template literal (``'...'``, ``"..."``,
+    `` `...${x}...` ``) as format text, each character at its offset in the script."""
+    code = src.code
+    if end - start < 2 or code[start] not in "'\"`" or code[end - 1] != code[start]:
+        return None
+    chars: list[str] = []
+    where: list[int] = []
+    fields: list[int] = []
+    i, e = start + 1, end - 1
+    template = code[start] == "`"
+    while i < e:
+        if template and code.startswith("${", i):
+            depth, j = 1, i + 2
+            while j < e and depth:
+                if code[j] in "{[(":
+                    depth += 1
+                elif code[j] in "}])":
+                    depth -= 1
+                j += 1
+            fields.append(i + 2)
+            chars.append("\0")
+            where.append(i + 2)
+            i = j
+            continue
+        seg = i
+        while seg < e and not (template and code.startswith("${", seg)):
+            seg += 1
+        n = len(chars)
+        _decode(code, "", i, seg, chars, where)
+        for k in range(len(chars) - 1, n - 1, -1):  # literal braces in format text
+            if chars[k] in "{}":
+                chars.insert(k, chars[k])
+                where.insert(k, where[k])
+        i = max(seg, i + 1)
+    if isinstance(node, ast.Constant):
+        text = "".join(chars)
+        if isinstance(node.value, str) and text.replace("{{", "{").replace("}}", "}") == \
+                node.value:
+            return _Text(text, where, True)
+        return None
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    values = [v for v in node.values if isinstance(v, ast.FormattedValue)]
+    if len(values) != len(fields):
+        return None
+    out: list[str] = []
+    out_where: list[int] = []
+    k = 0
+    for ch, w in zip(chars, where, strict=True):
+        if ch != "\0":
+            out.append(ch)
+            out_where.append(w)
+            continue
+        names = _field_names(values[k].value)
+        k += 1
+        label = "{" + names[0] + "}" if len(names) == 1 else "{_}"
+        out.append(label)
+        at = w if len(names) == 1 and code.startswith(names[0].split(".")[0], w) else None
+        out_where.extend([w] + [at if at is not None else w] * (len(label) - 1))
+    return _Text("".join(out), out_where, True)
 
 
 def _extends_itself(node: ast.expr, name: str) -> bool:
@@ -883,9 +949,11 @@ def _prose(text: str) -> bool:
     return len(_WORD.findall(_FIELDS.sub(" ", text[:2000]))) >= 6
 
 
-def find_templates(tree: ast.Module, code: str, rel: str, pos_map: PosMap) -> list[PyPromptFacts]:
-    """The prompt templates of one module whose role is stated, with positions in the file."""
-    src = _Source(code)
+def find_templates(tree: ast.Module, code: str, rel: str, pos_map: PosMap,
+                   script: bool = False) -> list[PyPromptFacts]:
+    """The prompt templates of one module whose role is stated, with positions in the file
+    (``script``: the tree is a TypeScript/JavaScript file's, lowered)."""
+    src = _Source(code, script)
     out: list[PyPromptFacts] = []
     finder = _Finder(tree, code)
     for cand in finder.run():

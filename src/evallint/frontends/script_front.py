@@ -17,6 +17,8 @@ from pathlib import PurePosixPath
 from evallint.config import Config
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.envfiles import env_defaults
+from evallint.facts import Pos
+from evallint.frontends.pystrings import RULE_WORDS, find_templates
 from evallint.frontends.python_front import needs_cst
 from evallint.frontends.scriptlower import lower
 from evallint.frontends.scriptparse import (
@@ -78,18 +80,18 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
         return facts
     tree = parse(code, rel)
     try:
-        module, imported = lower(tree.root_node, source.data, rel, CAT.script_package)
+        module, imported = lower(tree.root_node, source.data, rel, CAT)
     except RecursionError:
         raise ParseError("too deeply nested to analyse (recursion limit)") from None
     facts.digest = _digest(code)
+    if may_hold_prompts(code):
+        facts.prompts = list(find_templates(module, code, rel, _plain_pos, script=True))
     if not force and not needs_analysis(module, code, facts.module):
         facts.imported = tuple(dict.fromkeys(imported))
         return facts
     builder = Builder(module, code, None)
-    package = facts.module if PurePosixPath(rel).stem == "index" else \
-        facts.module.rpartition(".")[0]
     try:
-        builder.build(package)
+        builder.build("")  # (relative imports are resolved by the lowering)
     except RecursionError:
         raise ParseError("too deeply nested to analyse (recursion limit)") from None
     facts.analyzed = True
@@ -113,6 +115,16 @@ def imported_modules(code: str, rel: str) -> tuple[str, ...]:
         if own is not None:
             out.append(own)
     return tuple(dict.fromkeys(out))
+
+
+def may_hold_prompts(code: str) -> bool:
+    """A word of a judge's side or of a rubric somewhere: a template a rule can speak of."""
+    low = code.lower()
+    return any(w in low for w in RULE_WORDS)
+
+
+def _plain_pos(line: int, column: int) -> Pos:
+    return Pos(line, column + 1)
 
 
 def _digest(code: str) -> str:

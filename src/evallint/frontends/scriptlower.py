@@ -59,6 +59,8 @@ _FUNCTIONS = frozenset({"arrow_function", "function_expression", "function",
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _HEX = re.compile(r"u\{([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
+# the roles a two-element array's first string names when the array is a chat message
+_ROLES = frozenset({"system", "developer", "user", "human", "assistant", "ai", "placeholder"})
 # the most statements one callback or one file's hoisting may add (a bound on hostile input)
 MAX_HOISTED = 10000
 
@@ -72,6 +74,7 @@ class Builtins:
     properties: dict[str, str]
     writers: dict[str, str]
     transparent: frozenset[str]
+    environment: frozenset[str]
 
 
 @lru_cache(maxsize=1)
@@ -83,7 +86,8 @@ def builtins() -> Builtins:
     data = yaml.safe_load((rules_dir() / "data" / "script-builtins.yaml").read_text("utf-8"))
     return Builtins(dict(data.get("functions") or {}), dict(data.get("methods") or {}),
                     dict(data.get("properties") or {}), dict(data.get("writers") or {}),
-                    frozenset(data.get("transparent") or ()))
+                    frozenset(data.get("transparent") or ()),
+                    frozenset(data.get("environment") or ()))
 
 
 @dataclass
@@ -95,14 +99,17 @@ class _Scope:
 
 
 class Lowerer:
-    """Lowers one script. ``packages`` maps an import specifier to the catalogue's
-    (module, default export) for it, or None (see :meth:`evallint.catalogue.Catalogue.
-    script_package`)."""
+    """Lowers one script. ``cat`` is the catalogue: its ``script_package`` maps an import
+    specifier to the row's module and default export, ``script_methods`` renames the
+    frameworks' methods (``withStructuredOutput``) to the rows' names, ``script_builders`` are
+    the methods that hand back their receiver."""
 
-    def __init__(self, text: bytes, rel: str, packages: Any) -> None:
+    def __init__(self, text: bytes, rel: str, cat: Any) -> None:
         self.src = text
         self.rel = rel
-        self.packages = packages
+        self.packages = cat.script_package
+        self.renames: dict[str, str] = cat.script_methods
+        self.builders: frozenset[str] = cat.script_builders
         self.table = builtins()
         self.scope = _Scope()
         self.hoisted = 0
@@ -786,15 +793,22 @@ class Lowerer:
             return self.member(n)
         if t == "subscript_expression":
             obj, idx = n.child_by_field_name("object"), n.child_by_field_name("index")
-            return self.at(ast.Subscript(value=self.expr(obj), slice=self.expr(idx),
-                                         ctx=ast.Load()), n)
+            if obj is not None and idx is not None and self.text(obj) in \
+                    self.table.environment and self.unwrap(idx).type == "string":
+                return self.env_read(self.string_value(self.unwrap(idx)), n)
+            back = self.from_end(obj, idx)
+            return self.at(ast.Subscript(value=self.expr(obj), slice=back if back is not None
+                                         else self.expr(idx), ctx=ast.Load()), n)
         if t in ("call_expression", "new_expression"):
             return self.call(n)
         if t == "object":
             return self.object(n)
         if t == "array":
-            return self.at(ast.List(elts=[self.element(c) for c in self.named(n)],
-                                    ctx=ast.Load()), n)
+            elts = [self.element(c) for c in self.named(n)]
+            if len(elts) == 2 and isinstance(elts[0], ast.Constant) and \
+                    elts[0].value in _ROLES:  # ["system", text]: a message pair
+                return self.at(ast.Tuple(elts=elts, ctx=ast.Load()), n)
+            return self.at(ast.List(elts=elts, ctx=ast.Load()), n)
         if t == "binary_expression":
             return self.binary(n)
         if t == "unary_expression":
@@ -834,6 +848,23 @@ class Lowerer:
         if t in ("jsx_element", "jsx_self_closing_element", "jsx_fragment"):
             return self.at(ast.Constant(None), n)
         return self.at(ast.Constant(None), n)
+
+    def env_read(self, var: str, n: Node) -> ast.expr:
+        return self.at(ast.Call(func=self.dotted("os.getenv", n),
+                                args=[self.at(ast.Constant(var), n)], keywords=[]), n)
+
+    def from_end(self, obj: Node | None, idx: Node | None) -> ast.expr | None:
+        """``xs[xs.length - k]``: the index ``-k`` (the last element, not the whole list)."""
+        if obj is None or idx is None:
+            return None
+        idx = self.unwrap(idx)
+        if idx.type != "binary_expression":
+            return None
+        left, op, right = (idx.child_by_field_name(k) for k in ("left", "operator", "right"))
+        if left is None or op is None or right is None or self.text(op) != "-" or \
+                right.type != "number" or self.text(left) != f"{self.text(obj)}.length":
+            return None
+        return self.at(ast.Constant(-int(_number(self.text(right)))), idx)
 
     def push(self, stmt: ast.stmt) -> None:
         if self.hoisted < MAX_HOISTED:
@@ -876,6 +907,9 @@ class Lowerer:
         if obj is None or prop is None:
             return self.at(ast.Constant(None), n)
         attr = self.text(prop).lstrip("#")
+        if self.text(obj) in self.table.environment:  # process.env.MODEL
+            return self.env_read(attr, n)
+        attr = self.renames.get(attr, attr)
         py = self.table.properties.get(attr)
         if py is not None:  # xs.length -> len(xs)
             return self.at(ast.Call(func=self.at(ast.Name(id=py, ctx=ast.Load()), prop),
@@ -964,6 +998,9 @@ class Lowerer:
             py = self.table.functions[path]
             return self.at(ast.Call(func=self.dotted(py, fn), args=[self.expr(a) for a in args],
                                     keywords=[]), n)
+        chained = self.builder_chain(n)
+        if chained is not None:
+            return chained
         loop = self.callback_loop(n, statement=False)
         if loop is not None:
             self.scope.pre.extend(loop)
@@ -986,6 +1023,9 @@ class Lowerer:
                     return self.at(ast.Call(func=self.at(ast.Attribute(
                         value=recv, attr=py, ctx=ast.Load()), fn), args=[
                         self.expr(a) for a in args], keywords=[]), n)
+            if method == "at" and obj is not None and len(args) == 1:  # xs.at(-1)
+                return self.at(ast.Subscript(value=self.expr(obj), slice=self.expr(args[0]),
+                                             ctx=ast.Load()), n)
             if method in ("test", "exec") and obj is not None and \
                     self.unwrap(obj).type == "regex" and args:  # /x/.test(s)
                 return self.at(ast.Call(func=self.dotted("re.search", fn), args=[
@@ -996,6 +1036,39 @@ class Lowerer:
                     self.expr(args[0]), self.expr(obj)], keywords=[]), n)
         func = self.expr(fn)
         return self.at(ast.Call(func=func, **self.call_args(path, args, fn)), n)
+
+    def builder_chain(self, n: Node) -> ast.expr | None:
+        """``new StateGraph(S).addNode("a", f).addEdge(START, "a")``: the receiver is kept
+        in a variable and each builder call is a statement on it; the value is the
+        variable (the chain hands back its receiver)."""
+        if n.type != "call_expression":
+            return None
+        fn = n.child_by_field_name("function")
+        fn = self.unwrap(fn) if fn is not None else None
+        if fn is None or fn.type != "member_expression":
+            return None
+        prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
+        if prop is None or obj is None:
+            return None
+        method = self.renames.get(self.text(prop), self.text(prop))
+        obj = self.unwrap(obj)
+        if method not in self.builders or obj.type not in ("call_expression",
+                                                           "new_expression"):
+            return None
+        recv = self.builder_chain(obj)
+        if recv is None:
+            tmp = self.fresh("b")
+            self.scope.pre.append(self.at(ast.Assign(
+                targets=[self.at(ast.Name(id=tmp, ctx=ast.Store()), obj)],
+                value=self.expr(obj)), obj))
+            recv = self.at(ast.Name(id=tmp, ctx=ast.Load()), obj)
+        assert isinstance(recv, ast.Name)
+        func = self.at(ast.Attribute(value=self.at(ast.Name(id=recv.id, ctx=ast.Load()), fn),
+                                     attr=method, ctx=ast.Load()), fn)
+        call = self.at(ast.Call(func=func, **self.call_args(f"{recv.id}.{method}",
+                                                             self.arguments(n), fn)), n)
+        self.scope.pre.append(self.at(ast.Expr(value=call), n))
+        return self.at(ast.Name(id=recv.id, ctx=ast.Load()), n)
 
     def call_args(self, path: str, args: list[Node], fn: Node) -> dict[str, Any]:
         """Positional and keyword arguments: a first object literal is keywords (see the
@@ -1197,9 +1270,9 @@ def _unescape(seq: str) -> str:
     return body[0]
 
 
-def lower(root: Node, text: bytes, rel: str, packages: Any) -> tuple[ast.Module, list[str]]:
+def lower(root: Node, text: bytes, rel: str, cat: Any) -> tuple[ast.Module, list[str]]:
     """The Python tree of a script's tree, and the modules it imports (``module.name``)."""
-    low = Lowerer(text, rel, packages)
+    low = Lowerer(text, rel, cat)
     mod = low.module(root)
     ast.fix_missing_locations(mod)
     return mod, low.imported

@@ -80,19 +80,21 @@ def _first_error(node: Any) -> Any:
 
 
 def module_name(rel: str) -> str:
-    """``src/lib/judge.ts`` -> ``src.lib.judge``; ``src/lib/index.ts`` -> ``src.lib`` (a
-    folder's index is the folder, as a package's ``__init__``)."""
+    """``src/lib/judge.ts`` -> ``./src/lib/judge``; ``src/lib/index.ts`` -> ``./src/lib`` (a
+    folder's index is the folder). A script's module name is its path from the root, written
+    as a specifier: it never meets a Python module's or a package's dotted name (a file
+    ``agents.ts`` is not the ``agents`` package its neighbour imports as ``@openai/agents``)."""
     p = PurePosixPath(rel)
     parts = [x for x in p.parent.parts if x not in (".", "")]
     stem = p.name[: -len(p.suffix)] if p.suffix else p.name
     if stem != "index":
         parts.append(stem)
-    return ".".join(parts)
+    return "./" + "/".join(parts)
 
 
 def resolve_specifier(spec: str, rel: str) -> str | None:
     """The module a relative or project-alias specifier names, as :func:`module_name` names
-    it (``./judge.js`` beside ``src/app.ts`` -> ``src.judge``); None for a package's.
+    it (``./judge.js`` beside ``src/app.ts`` -> ``./src/judge``); None for a package's.
     ``@/x`` and ``~/x`` are the common aliases of the project's source folder (``src/`` when
     the file is under one, else the root)."""
     folder = posixpath.dirname(rel)
@@ -110,4 +112,4 @@ def resolve_specifier(spec: str, rel: str) -> str | None:
         if target.endswith(suffix):
             target = target[: -len(suffix)]
             break
-    return module_name(target + ".ts").strip(".")
+    return module_name(target + ".ts")

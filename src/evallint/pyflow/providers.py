@@ -217,8 +217,10 @@ def is_framework_package(root: str, package: PythonFacts | None) -> bool:
     framework. In the project, a package named like a framework is the framework itself
     (its own repository, whose examples, docs and tests are its users), unless the
     catalogue names marks it must define and it lacks them (``agents/`` holding a project's
-    own agents is not the Agents SDK)."""
-    if package is None:
+    own agents is not the Agents SDK). A TypeScript/JavaScript file is never the package a
+    name stands for: scripts import packages by specifier (``tagline.ts`` beside ``agents.ts``
+    imports ``@openai/agents``, not the file)."""
+    if package is None or package.kind in ("typescript", "javascript"):
         return True
     marks = package_marks(root)
     if not marks:
