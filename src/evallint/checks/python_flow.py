@@ -39,8 +39,15 @@ def _legit(flow: Flow, project: Project, ctx: Context, *names: str) -> str | Non
 @project_check("EL201", "EL202", "EL203")
 def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
     result = result_for(project, ctx)
+    # a variable whose path from the generator is traced needs no second finding from its
+    # name alone at the same evaluator call
+    traced = {(f.path, f.pos, f.name) for f in result.flows if f.code == "EL202"
+              and f.origin is not None and f.origin.key[2] >= 0}
     for flow in result.flows:
         if not ctx.is_enabled(flow.code):
+            continue
+        if flow.code == "EL202" and (flow.origin is None or flow.origin.key[2] < 0) and \
+                (flow.path, flow.pos, flow.name) in traced:
             continue
         o = flow.origin
         src = where(o.path, o.pos) if o is not None else "?"
