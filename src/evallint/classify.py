@@ -36,6 +36,8 @@ _EXT = {
     ".mjs": FileKind.JAVASCRIPT,
     ".cjs": FileKind.JAVASCRIPT,
 }
+# type declarations and bundles: no code of anyone's to check
+_NOT_SOURCE = (".d.ts", ".d.mts", ".d.cts", ".min.js", ".min.mjs", ".min.cjs")
 _PROMPT_DIRS = {"prompts", "prompt", "prompt_templates", "prompt-templates"}
 _PROMPT_EXTS = {".md", ".txt", ".markdown", ".xml", ".tmpl", ".tpl"}
 # Plain-text files in a templates/ folder are prompt templates in LLM projects; markdown there
@@ -75,6 +77,8 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
         return FileKind.CLAUDE_SETTINGS
 
     if suffix in _EXT:
+        if name.endswith(_NOT_SOURCE):
+            return None
         return _EXT[suffix]
 
     if suffix in _YAML_EXTS:

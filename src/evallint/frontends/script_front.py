@@ -15,9 +15,9 @@ import re
 from pathlib import PurePosixPath
 
 from evallint.config import Config
+from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.envfiles import env_defaults
-from evallint.facts import Pos
 from evallint.frontends.pystrings import RULE_WORDS, find_templates
 from evallint.frontends.python_front import needs_cst
 from evallint.frontends.scriptlower import lower
@@ -25,7 +25,7 @@ from evallint.frontends.scriptparse import (
     TYPESCRIPT_SUFFIXES,
     minified,
     module_name,
-    parse,
+    parse_partial,
     resolve_specifier,
 )
 from evallint.kinds import FileKind
@@ -78,7 +78,9 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
         if facts.imported:
             facts.digest = _digest(code)
         return facts
-    tree = parse(code, rel)
+    tree, error = parse_partial(code, rel)
+    if error is not None:  # a note names it; what parsed is analysed
+        facts.skipped_cells = ((Pos(error.line, error.column), error.message),)
     try:
         module, imported = lower(tree.root_node, source.data, rel, CAT)
     except RecursionError:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -61,6 +62,8 @@ _HEX = re.compile(r"u\{([0-9a-fA-F]{1,6})\}|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})"
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*$")
 # the roles a two-element array's first string names when the array is a chat message
 _ROLES = frozenset({"system", "developer", "user", "human", "assistant", "ai", "placeholder"})
+# ``type_params`` exists on definitions from Python 3.12 (and is required there by unparse)
+_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if sys.version_info >= (3, 12) else {}
 # the most statements one callback or one file's hoisting may add (a bound on hostile input)
 MAX_HOISTED = 10000
 
@@ -225,8 +228,8 @@ class Lowerer:
         if t in ("class_declaration", "abstract_class_declaration", "class"):
             return [self.class_def(n)]
         if t == "expression_statement":
-            inner = next(iter(self.named(n)), None)
-            return self.expression_statement(inner) if inner is not None else []
+            first: Node | None = next(iter(self.named(n)), None)
+            return self.expression_statement(first) if first is not None else []
         if t == "return_statement":
             value = next(iter(self.named(n)), None)
             return [self.at(ast.Return(value=self.expr(value) if value is not None else None),
@@ -472,7 +475,7 @@ class Lowerer:
                 return []
             sym = self.text(op)
             if sym in _AUG:
-                return [self.at(ast.AugAssign(target=target, op=_AUG[sym](),
+                return [self.at(ast.AugAssign(target=target, op=_AUG[sym](),  # type: ignore[arg-type]
                                               value=self.expr(right)), e)]
             read = self.expr(left)  # ||=, ??=, &&=
             return [self.at(ast.Assign(targets=[target], value=self.at(ast.BoolOp(
@@ -483,7 +486,7 @@ class Lowerer:
             if target is None:
                 return []
             op = ast.Add() if "++" in self.text(e) else ast.Sub()
-            return [self.at(ast.AugAssign(target=target, op=op,
+            return [self.at(ast.AugAssign(target=target, op=op,  # type: ignore[arg-type]
                                           value=self.at(ast.Constant(1), e)), e)]
         if t == "call_expression":
             loop = self.callback_loop(e, statement=True)
@@ -713,7 +716,7 @@ class Lowerer:
         self.scope = saved
         return self.at(ast.AsyncFunctionDef(
             name=name, args=arguments, body=self.nonempty([*prologue, *body], n),
-            decorator_list=[], returns=None, type_params=[]), n)
+            decorator_list=[], returns=None, **_TYPE_PARAMS), n)
 
     def class_def(self, n: Node, name: str | None = None) -> ast.stmt:
         name_node = n.child_by_field_name("name")
@@ -747,7 +750,7 @@ class Lowerer:
                         id=key, ctx=ast.Store()), mname)], value=self.expr(value)), m))
         return self.at(ast.ClassDef(name=cname, bases=bases, keywords=[],
                                     body=self.nonempty(body, n), decorator_list=[],
-                                    type_params=[]), n)
+                                    **_TYPE_PARAMS), n)
 
     def key_text(self, key: Node) -> str:
         if key.type == "string":
@@ -1013,15 +1016,15 @@ class Lowerer:
             prop = ufn.child_by_field_name("property")
             obj = ufn.child_by_field_name("object")
             method = self.text(prop) if prop is not None else ""
-            py = self.table.methods.get(method)
-            if py is not None and obj is not None:
+            py_method = self.table.methods.get(method)
+            if py_method is not None and obj is not None:
                 recv = self.expr(obj)
-                if py == "in" and args:
+                if py_method == "in" and args:
                     return self.at(ast.Compare(left=self.expr(args[0]), ops=[ast.In()],
                                                comparators=[recv]), n)
-                if py != "in":
+                if py_method != "in":
                     return self.at(ast.Call(func=self.at(ast.Attribute(
-                        value=recv, attr=py, ctx=ast.Load()), fn), args=[
+                        value=recv, attr=py_method, ctx=ast.Load()), fn), args=[
                         self.expr(a) for a in args], keywords=[]), n)
             if method == "at" and obj is not None and len(args) == 1:  # xs.at(-1)
                 return self.at(ast.Subscript(value=self.expr(obj), slice=self.expr(args[0]),
@@ -1149,8 +1152,9 @@ class Lowerer:
         pat = first.child_by_field_name("pattern") if first is not None and first.type in (
             "required_parameter", "optional_parameter") else first
         loop_var = self.fresh("it")
-        target = self.target(pat) if pat is not None and pat.type == "identifier" else \
-            self.at(ast.Name(id=loop_var, ctx=ast.Store()), cb)
+        target: ast.expr = self.at(ast.Name(id=loop_var, ctx=ast.Store()), cb)
+        if pat is not None and pat.type == "identifier":
+            target = self.target(pat) or target
         pre: list[ast.stmt] = []
         if pat is not None and pat.type == "object_pattern":
             pre = [self.rebind(s, loop_var) for s in self.destructure(

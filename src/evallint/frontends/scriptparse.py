@@ -1,9 +1,9 @@
 """TypeScript and JavaScript files: which grammar reads them, the parse, and module names.
 
 A script is parsed by tree-sitter with the published TypeScript/TSX/JavaScript grammars (wheels,
-no compiler). A file whose tree holds a syntax error is refused with the grammar's position,
-as Python's parser refuses a module; a minified bundle is not analysed (it is build output, and
-one line of it costs as much as a module).
+no compiler). A part of a file the grammar cannot read (a syntax error, or syntax newer than
+the grammar) is left out and named in a note; the rest is analysed. A minified bundle is not
+analysed (it is build output, and one line of it costs as much as a module).
 """
 
 from __future__ import annotations
@@ -55,17 +55,35 @@ def minified(text: str) -> bool:
 
 
 def parse(text: str, rel: str) -> Any:
-    """The tree-sitter tree of ``text``; a ParseError at the first syntax error."""
-    tree = _parser(grammar_of(rel)).parse(text.encode("utf-8", "surrogatepass"))
+    """The tree-sitter tree of ``text``; a ParseError at the first syntax error (see
+    :func:`parse_partial` for the tree with the error left out)."""
+    tree, error = parse_partial(text, rel)
+    if error is not None:
+        raise error
+    return tree
+
+
+def parse_partial(text: str, rel: str) -> tuple[Any, ParseError | None]:
+    """The tree, and the first syntax error the grammar met (None: none). The grammar may lag
+    the language (a new syntax, a JSX corner), so a caller analyses what did parse: the error
+    covers only its own part of the tree."""
+    data = text.encode("utf-8", "surrogatepass")
+    tree = _parser(grammar_of(rel)).parse(data)
     root = tree.root_node
     if root.has_error:
         bad = _first_error(root)
         line, col = (bad.start_point if bad is not None else root.start_point)
+        what = "unexpected code"
+        if bad is not None and bad.is_missing:
+            what = f"missing {bad.type!r}"
+        elif bad is not None and not data[bad.end_byte:].strip():
+            # an error that runs to the end of the file: something left open
+            what = "unexpected end of file (something is left open)"
+            line, col = bad.end_point
         lang = "TypeScript" if PurePosixPath(rel).suffix.lower() in TYPESCRIPT_SUFFIXES \
             else "JavaScript"
-        what = f"missing {bad.type!r}" if bad is not None and bad.is_missing else "unexpected code"
-        raise ParseError(f"{lang} syntax error: {what}", line + 1, col + 1)
-    return tree
+        return tree, ParseError(f"{lang} syntax error: {what}", line + 1, col + 1)
+    return tree, None
 
 
 def _first_error(node: Any) -> Any:

@@ -270,14 +270,14 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
             if r is Role.GENERATOR and _text_makes_judge(system, prompts):
                 break  # "You are a strict grader" handed to `writer.ask()`: the text decides
             if r is not Role.UNKNOWN:
-                return r, (f"model `{n}`", *_backing(it, r, prompts, structural))
+                return r, (f"model `{n}`", *_backing(it, r, system, prompts, structural))
     if system is not None:
         r, ev = val_role(it, system, "system prompt")
         if r is not Role.UNKNOWN:
             return r, ev
     if it.own_role is not Role.UNKNOWN and it.prev_n <= 1:
         return it.own_role, (*it.own_evidence,
-                             *_backing(it, it.own_role, prompts, structural))
+                             *_backing(it, it.own_role, None, prompts, structural))
     task = it.an.tasks.get((it.path, it.fn.name))
     if task is not None:
         return Role.GENERATOR, (task,)
@@ -286,14 +286,18 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
     return _prompt_role(it, prompts)
 
 
-def _backing(it: Interp, role: Role, prompts: list[Val], structural: str | None
-             ) -> tuple[str, ...]:
-    """What beside a name makes an evaluator one (its structure, its prompt's text): a
-    finding whose evaluator has such evidence is not "from names only"."""
+def _backing(it: Interp, role: Role, system: Val | None, prompts: list[Val],
+             structural: str | None) -> tuple[str, ...]:
+    """What beside a name makes an evaluator one (its structure, its instructions' or its
+    prompt's text): a finding whose evaluator has such evidence is not "from names only"."""
     if role is not Role.EVALUATOR:
         return ()
     if structural is not None:
         return (structural,)
+    if system is not None:
+        r, ev = val_role(it, system, "system prompt")
+        if r is Role.EVALUATOR:
+            return ev
     r, ev = _prompt_role(it, prompts)
     return ev if r is Role.EVALUATOR else ()
 

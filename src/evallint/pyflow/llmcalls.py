@@ -337,7 +337,8 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
         if k.startswith("#"):
             flows.note_slots(it, labels, "prompt", role)
     model, model_where = callmodels.model_of_val(it, model_val)
-    if model is None and model_val is not None and model_val.calls:  # model=openai("gpt-4o")
+    if model is None and model_val is not None and (model_val.calls or model_val.names):
+        # model=openai("gpt-4o"), or a variable holding it
         model, model_where = frameworks.handle_model(it, model_val, rows_only=True)
     reasoning = callroles.reasoning_evidence(it, c, model, system_val, prompt_vals)
     # (JSON mode, ``response_format={"type": "json_object"}``, checks no schema: not structured)

@@ -1,0 +1,282 @@
+"""TypeScript and JavaScript files: the same rules as Python, read through the lowering
+(frontends/scriptparse, scriptlower, script_front) and the catalogue's script packages."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from evallint.catalogue import CatalogueError, parse_framework
+from evallint.cli import main
+from evallint.frontends.scriptlower import lower
+from evallint.frontends.scriptparse import module_name, parse, resolve_specifier
+from evallint.pyflow.providers import CAT
+from tests.conftest import lint_tree, write_files
+
+LLM_HELPER = """import OpenAI from "openai";
+
+const openai = new OpenAI();
+export const MODEL = process.env.REVIEW_MODEL ?? "gpt-4o-mini";
+
+export async function complete(prompt: string, system?: string): Promise<string> {
+  const res = await openai.chat.completions.create({
+    model: MODEL,
+    messages: [
+      ...(system ? [{ role: "system" as const, content: system }] : []),
+      { role: "user", content: prompt },
+    ],
+  });
+  return res.choices[0].message.content ?? "";
+}
+"""
+
+LOOP = """import { complete } from "./lib/llm.js";
+
+const JUDGE = "You are an impartial judge. Grade the summary from 1 to 10.";
+
+export async function improve(doc: string) {
+  let summary = await complete(`Summarise:\\n${doc}`, "You write crisp summaries.");
+  while (true) {
+    const verdict = await complete(`Summary:\\n${summary}`, JUDGE);
+    const score = JSON.parse(verdict).score;
+    if (score >= 8) break;
+    summary = await complete(`Improve this summary:\\n${summary}\\nFeedback: ${verdict}`);
+  }
+  return summary;
+}
+"""
+
+GRAPH = """import { ChatAnthropic } from "@langchain/anthropic";
+import { StateGraph, MessagesAnnotation, START, END } from "@langchain/langgraph";
+
+const llm = new ChatAnthropic({ model: "claude-sonnet-4-5" });
+
+async function writeLetter(state: typeof MessagesAnnotation.State) {
+  const reply = await llm.invoke([["system", "You write cover letters."], ...state.messages]);
+  return { messages: [reply] };
+}
+
+async function reviewLetter(state: typeof MessagesAnnotation.State) {
+  const last = state.messages[state.messages.length - 1];
+  const verdict = await llm.invoke([
+    ["system", "Score the cover letter from 1 to 10 and list fixes."],
+    ["human", String(last.content)],
+  ]);
+  return { messages: [{ role: "user", content: String(verdict.content) }] };
+}
+
+function next(state: typeof MessagesAnnotation.State) {
+  return state.messages.length > 6 ? END : "review";
+}
+
+export const app = new StateGraph(MessagesAnnotation)
+  .addNode("write", writeLetter)
+  .addNode("review", reviewLetter)
+  .addEdge(START, "write")
+  .addConditionalEdges("write", next)
+  .addEdge("review", "write")
+  .compile();
+"""
+
+
+def _codes(result: object) -> list[tuple[str, str, int]]:
+    return sorted((f.code, f.path, f.line) for f in result.findings)  # type: ignore[attr-defined]
+
+
+def _lowered(code: str, rel: str = "src/app.ts") -> ast.Module:
+    tree = parse(code, rel)
+    mod, _ = lower(tree.root_node, code.encode(), rel, CAT)
+    return mod
+
+
+def test_a_helper_imported_by_a_relative_specifier_links_judge_and_generator(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/lib/llm.ts": LLM_HELPER, "src/pipeline.ts": LOOP})
+    got = _codes(lint_tree(tmp_path, {"EL301", "EL501", "EL504"}))
+    assert ("EL301", "src/pipeline.ts", 8) in got  # both through one env-backed constant
+    assert ("EL501", "src/pipeline.ts", 7) in got  # while (true) with no counter
+    assert ("EL504", "src/pipeline.ts", 9) in got  # JSON.parse of the judge's reply
+
+
+def test_a_counted_for_loop_is_a_bound(tmp_path: Path) -> None:
+    bounded = LOOP.replace("while (true) {", "for (let round = 0; round < 3; round++) {")
+    write_files(tmp_path, {"src/lib/llm.ts": LLM_HELPER, "src/pipeline.ts": bounded})
+    assert not [f for f in lint_tree(tmp_path, {"EL501"}).findings]
+
+
+def test_langgraph_js_builder_chain_and_last_message(tmp_path: Path) -> None:
+    write_files(tmp_path, {"agent/graph.ts": GRAPH})
+    got = _codes(lint_tree(tmp_path, {"EL301", "EL202"}))
+    # one chat model object writes and reviews; the reviewer reads the last message only
+    assert got == [("EL301", "agent/graph.ts", 13)]
+    whole = GRAPH.replace('["human", String(last.content)],', "...state.messages,")
+    write_files(tmp_path, {"agent/graph.ts": whole})
+    assert ("EL202", "agent/graph.ts", 13) in _codes(lint_tree(tmp_path, {"EL202"}))
+
+
+def test_a_file_named_like_a_package_is_not_that_package(tmp_path: Path) -> None:
+    agents = """import { Agent, run } from "@openai/agents";
+const writer = new Agent({ name: "Writer", instructions: "Write a tagline.", model: "gpt-4.1" });
+const editor = new Agent({ name: "Editor", model: "gpt-4.1",
+  instructions: "Score the tagline from 1 to 10 for punch. Reply with the number." });
+export async function tagline(product: string) {
+  const draft = await run(writer, `Product: ${product}`);
+  return run(editor, `Tagline: ${draft.finalOutput}`);
+}
+"""
+    write_files(tmp_path, {"agents.ts": agents})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "agents.ts", 7)]
+
+
+def test_commonjs_require_and_a_javascript_file(tmp_path: Path) -> None:
+    code = """const Anthropic = require("@anthropic-ai/sdk");
+const client = new Anthropic();
+async function draft(topic) {
+  const m = await client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 500,
+    messages: [{ role: "user", content: `Write about ${topic}` }] });
+  return m.content[0].text;
+}
+async function rate(text) {
+  const m = await client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 5,
+    system: "Rate the text from 1 to 5 for clarity. Reply with the digit.",
+    messages: [{ role: "user", content: text }] });
+  return m.content[0].text;
+}
+module.exports.run = async (topic) => rate(await draft(topic));
+"""
+    write_files(tmp_path, {"bin/run.cjs": code})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "bin/run.cjs", 9)]
+
+
+def test_a_part_the_grammar_cannot_read_is_a_note_and_the_rest_is_analysed(
+        tmp_path: Path) -> None:
+    # a bare `&` in JSX text: valid for TypeScript, not for the grammar; the judge below it
+    # is still read
+    page = ('export function Save() {\n  return <button>Save & Regenerate</button>;\n}\n'
+            + LOOP)
+    write_files(tmp_path, {"src/broken.ts": "const x = {\n  a: 1,\n  b: openai(\n",
+                           "src/lib/llm.ts": LLM_HELPER, "src/page.tsx": page})
+    result = lint_tree(tmp_path, {"EL901", "EL301"})
+    got = _codes(result)
+    assert ("EL301", "src/page.tsx", 11) in got
+    broken = [f for f in result.findings if f.path == "src/broken.ts"]
+    assert len(broken) == 1 and broken[0].code == "EL901" and broken[0].line == 3
+    assert "TypeScript syntax error" in broken[0].message
+    assert broken[0].severity.value == "note"
+    notes = [f for f in result.findings if f.path == "src/page.tsx" and f.code == "EL901"]
+    assert [f.line for f in notes] == [2] and notes[0].severity.value == "note"
+
+
+def test_a_model_kept_in_a_local_variable(tmp_path: Path) -> None:
+    code = """import { generateText } from "ai";
+import { anthropic } from "@ai-sdk/anthropic";
+
+export async function refine(doc: string) {
+  const model = anthropic("claude-sonnet-4-5");
+  const { text: draft } = await generateText({ model, system: "You rewrite documents.",
+                                               prompt: doc });
+  const { text: critique } = await generateText({ model, prompt: draft,
+    system: "You are a strict critic. Score the rewrite from 1 to 10." });
+  return { draft, critique };
+}
+"""
+    write_files(tmp_path, {"critic.ts": code})
+    result = lint_tree(tmp_path, {"EL301"})
+    assert _codes(result) == [("EL301", "critic.ts", 8)]
+    assert "`claude-sonnet-4-5`" in result.findings[0].message
+
+
+def test_bundles_declarations_and_node_modules_are_not_read(tmp_path: Path) -> None:
+    judge = LOOP.replace("./lib/llm.js", "../lib/llm.js")
+    write_files(tmp_path, {
+        "node_modules/pkg/index.ts": judge, "dist/app.min.js": judge,
+        "types/app.d.ts": "export declare function complete(p: string): Promise<string>;\n",
+        "web/bundle.js": "var a=1;" + "x" * 5000 + "\n" + judge,
+        "src/lib/llm.ts": LLM_HELPER})
+    result = lint_tree(tmp_path, {"EL301", "EL501", "EL901"})
+    assert not result.findings
+    runner = CliRunner()
+    out = runner.invoke(main, ["check", "--no-cache", "--show-files", str(tmp_path)])
+    listed = out.output
+    assert "node_modules" not in listed and "types/app.d.ts" not in listed.replace("\\", "/")
+    assert "typescript" in listed
+
+
+def test_template_literal_placeholder_position_and_its_fix(tmp_path: Path) -> None:
+    code = """import OpenAI from "openai";
+const client = new OpenAI();
+export async function gradeEssay(response: string) {
+  const r = await client.chat.completions.create({ model: "gpt-4o-mini", messages: [
+    { role: "user",
+      content: `Grade the essay from 1 to 10. Reply with the number.\\n\\n${response}` }] });
+  return r.choices[0].message.content;
+}
+"""
+    write_files(tmp_path, {"essay.ts": code})
+    findings = [f for f in lint_tree(tmp_path, {"EL105"}).findings if f.code == "EL105"]
+    assert [(f.line, f.column) for f in findings] == [(6, code.splitlines()[5].index(
+        "${response}") + 3)]
+    runner = CliRunner()
+    out = runner.invoke(main, ["check", "--no-cache", "--select", "EL105", "--fix",
+                               "--unsafe-fixes", str(tmp_path)])
+    assert out.exit_code in (0, 1), out.output
+    fixed = (tmp_path / "essay.ts").read_text()
+    assert "<response>${response}</response>" in fixed or "<output>${response}</output>" in fixed
+
+
+def test_module_names_and_specifiers() -> None:
+    assert module_name("src/lib/judge.ts") == "./src/lib/judge"
+    assert module_name("src/lib/index.tsx") == "./src/lib"
+    assert resolve_specifier("./judge.js", "src/app.ts") == "./src/judge"
+    assert resolve_specifier("../lib", "src/app/page.ts") == "./src/lib"
+    assert resolve_specifier("@/lib/judge", "web/src/app/page.ts") == "./web/src/lib/judge"
+    assert resolve_specifier("openai", "src/app.ts") is None
+    assert resolve_specifier("../../outside", "src/app.ts") is None
+
+
+def test_lowering_reads_the_language_as_python_would() -> None:
+    mod = _lowered("""import Anthropic from "@anthropic-ai/sdk";
+import { ChatOpenAI } from "@langchain/openai";
+import { StateGraph } from "@langchain/langgraph";
+const n = xs.length;
+const v = JSON.parse(text);
+const ok = reply.includes("PASS");
+for (let i = 0; i <= 3; i++) { go(i); }
+const m = process.env.JUDGE_MODEL;
+""")
+    text = ast.unparse(mod)
+    assert "from anthropic import Anthropic" in text
+    assert "from langchain_js import ChatOpenAI" in text
+    assert "from langgraph import StateGraph" in text  # not @langchain/*'s glob
+    assert "n = len(xs)" in text
+    assert "v = json.loads(text)" in text
+    assert "ok = 'PASS' in reply" in text
+    assert "for i in range(0, 3 + 1):" in text
+    assert "m = os.getenv('JUDGE_MODEL')" in text
+
+
+def test_object_argument_is_keywords_unless_the_local_function_takes_an_object() -> None:
+    mod = _lowered("""function judge({ draft, rubric }) { return draft; }
+function plain(opts) { return opts.model; }
+judge({ draft: d, rubric: r });
+plain({ model: "x" });
+client.messages.create({ model: "m", max_tokens: 5 });
+""")
+    text = ast.unparse(mod)
+    assert "judge(draft=d, rubric=r)" in text
+    assert "plain({'model': 'x'})" in text
+    assert "client.messages.create(model='m', max_tokens=5)" in text
+    assert "def judge(*, draft, rubric):" in text
+
+
+def test_a_script_package_must_be_the_frameworks_module() -> None:
+    doc = {"id": "x", "label": "X", "written_against": "x 1", "docs": "https://x",
+           "packages": ["xpkg"], "scripts": [{"package": "x-js", "module": "other"}]}
+    try:
+        parse_framework(doc, "rules/models/x.yaml")
+    except CatalogueError as exc:
+        assert "scripts[0]" in str(exc) and "not in the framework's packages" in str(exc)
+    else:
+        raise AssertionError("a script package outside the framework was accepted")
