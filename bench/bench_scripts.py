@@ -71,7 +71,9 @@ export async function draft{i}(task: string, notes = ""): Promise<string> {{
   return r.choices[0].message.content ?? "";
 }}
 
-export async function review{i}(task: string, text: string): Promise<{{ score?: number; feedback?: string }}> {{
+type Verdict{i} = {{ score?: number; feedback?: string }};
+
+export async function review{i}(task: string, text: string): Promise<Verdict{i}> {{
   const r = await client.chat.completions.create({{ model: "gpt-4o", messages: [
     {{ role: "system", content: "Score the notes from 1 to 10 as JSON." }},
     {{ role: "user", content: `<task>${{task}}</task><notes>${{text}}</notes>` }}] }});

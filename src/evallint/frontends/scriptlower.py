@@ -34,10 +34,10 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from evallint.frontends.scriptparse import resolve_specifier
+from evallint.scriptbuiltins import builtins
 
 Node = Any  # a tree_sitter.Node
 
@@ -66,31 +66,6 @@ _ROLES = frozenset({"system", "developer", "user", "human", "assistant", "ai", "
 _TYPE_PARAMS: dict[str, Any] = {"type_params": []} if sys.version_info >= (3, 12) else {}
 # the most statements one callback or one file's hoisting may add (a bound on hostile input)
 MAX_HOISTED = 10000
-
-
-@dataclass(frozen=True)
-class Builtins:
-    """The table of ``rules/data/script-builtins.yaml``."""
-
-    functions: dict[str, str]
-    methods: dict[str, str]
-    properties: dict[str, str]
-    writers: dict[str, str]
-    transparent: frozenset[str]
-    environment: frozenset[str]
-
-
-@lru_cache(maxsize=1)
-def builtins() -> Builtins:
-    import yaml
-
-    from evallint.rulemeta import rules_dir
-
-    data = yaml.safe_load((rules_dir() / "data" / "script-builtins.yaml").read_text("utf-8"))
-    return Builtins(dict(data.get("functions") or {}), dict(data.get("methods") or {}),
-                    dict(data.get("properties") or {}), dict(data.get("writers") or {}),
-                    frozenset(data.get("transparent") or ()),
-                    frozenset(data.get("environment") or ()))
 
 
 @dataclass
