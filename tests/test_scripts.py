@@ -280,3 +280,46 @@ def test_a_script_package_must_be_the_frameworks_module() -> None:
         assert "scripts[0]" in str(exc) and "not in the framework's packages" in str(exc)
     else:
         raise AssertionError("a script package outside the framework was accepted")
+
+
+def test_a_wrapper_forwarding_its_argument_a_pipe_chain_and_the_genai_sdk(
+        tmp_path: Path) -> None:
+    wrapper = """import OpenAI from "openai";
+const openai = new OpenAI();
+async function complete(args) {
+  return openai.chat.completions.create(args);
+}
+export async function answerAndJudge(q) {
+  const a = await complete({ model: "gpt-4o", messages: [{ role: "user", content: q }] });
+  const j = await complete({ model: "gpt-4o", messages: [
+    { role: "system", content: "You are a strict judge. Score the answer from 1 to 10." },
+    { role: "user", content: `Q: ${q}\\nA: ${a.choices[0].message.content}` }] });
+  return j.choices[0].message.content;
+}
+"""
+    pipe = """import { ChatOpenAI } from "@langchain/openai";
+import { ChatPromptTemplate } from "@langchain/core/prompts";
+const model = new ChatOpenAI({ model: "gpt-4o-mini" });
+const grader = ChatPromptTemplate.fromMessages([
+  ["system", "You are an expert evaluator. Rate the answer from 1 to 5 for accuracy."],
+  ["human", "Question: {question}\\nAnswer: {answer}"],
+]).pipe(model);
+export async function lesson(question: string) {
+  const answer = await model.invoke(question);
+  return grader.invoke({ question, answer: String(answer.content) });
+}
+"""
+    genai = """import { GoogleGenAI } from "@google/genai";
+const ai = new GoogleGenAI({});
+export async function haiku(topic: string) {
+  const d = await ai.models.generateContent({ model: "gemini-2.5-flash", contents: topic });
+  const r = await ai.models.generateContent({ model: "gemini-2.5-flash",
+    contents: `You are a judge. Score this haiku from 1 to 10:\\n${d.text}` });
+  return r.text;
+}
+"""
+    write_files(tmp_path, {"wrap.js": wrapper, "lesson.ts": pipe, "gem.ts": genai})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [
+        ("EL301", "gem.ts", 5), ("EL301", "lesson.ts", 10), ("EL301", "wrap.js", 8)]
+    text = ast.unparse(_lowered(wrapper, "wrap.js"))
+    assert "def complete(**args):" in text and "create(**args)" in text

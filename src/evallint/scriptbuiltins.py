@@ -20,6 +20,7 @@ class Builtins:
     writers: dict[str, str]
     transparent: frozenset[str]
     environment: frozenset[str]
+    operators: dict[str, str]
 
 
 @lru_cache(maxsize=1)
@@ -32,4 +33,5 @@ def builtins() -> Builtins:
     return Builtins(dict(data.get("functions") or {}), dict(data.get("methods") or {}),
                     dict(data.get("properties") or {}), dict(data.get("writers") or {}),
                     frozenset(data.get("transparent") or ()),
-                    frozenset(data.get("environment") or ()))
+                    frozenset(data.get("environment") or ()),
+                    dict(data.get("operators") or {}))

@@ -96,6 +96,8 @@ class Lowerer:
         self.local_shapes: dict[str, bool] = {}
         self.imported: list[str] = []
         self.last_map = "_m0"  # the list the last ``map`` made a loop collects into
+        # per function being lowered: its parameter forwarded as keywords (see forwarded)
+        self.forwarding: list[str] = []
 
     # ------------------------------------------------------------------ helpers
 
@@ -137,15 +139,43 @@ class Lowerer:
                 name = decl.child_by_field_name("name")
                 params = decl.child_by_field_name("parameters")
                 if name is not None and params is not None:
-                    self.local_shapes[self.text(name)] = self._destructures(params)
+                    self.local_shapes[self.text(name)] = self._destructures(params) or \
+                        self.forwarded(decl) is not None
             elif decl.type in ("lexical_declaration", "variable_declaration"):
                 for d in decl.named_children:
                     name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
                     if name is not None and value is not None and value.type in _FUNCTIONS \
                             and name.type == "identifier":
                         params = value.child_by_field_name("parameters")
-                        self.local_shapes[self.text(name)] = params is not None and \
-                            self._destructures(params)
+                        self.local_shapes[self.text(name)] = params is not None and (
+                            self._destructures(params) or self.forwarded(value) is not None)
+
+    def forwarded(self, fn: Node) -> str | None:
+        """``function complete(args) { return client.chat.completions.create(args) }``: the
+        first parameter, handed whole to a call, is that call's keywords (as Python's
+        ``def complete(**args): return create(**args)``); its name, else None."""
+        params = fn.child_by_field_name("parameters")
+        body = fn.child_by_field_name("body")
+        first = next(iter(self.named(params)), None) if params is not None else None
+        if first is None or body is None:
+            return None
+        pat = first.child_by_field_name("pattern") if first.type in (
+            "required_parameter", "optional_parameter") else first
+        if pat is None or pat.type != "identifier":
+            return None
+        name = self.text(pat)
+        stack, seen = [body], 0
+        while stack and seen < 5000:
+            n = stack.pop()
+            seen += 1
+            if n.type == "call_expression":
+                args = n.child_by_field_name("arguments")
+                items = list(self.named(args)) if args is not None else []
+                if len(items) == 1 and items[0].type == "identifier" and \
+                        self.text(items[0]) == name:
+                    return name
+            stack.extend(n.named_children)
+        return None
 
     def _destructures(self, params: Node) -> bool:
         first = next(iter(self.named(params)), None)
@@ -677,6 +707,12 @@ class Lowerer:
     def function(self, name: str, n: Node, method: bool = False) -> ast.stmt:
         params = n.child_by_field_name("parameters") or n.child_by_field_name("parameter")
         arguments, prologue = self.params(params)
+        forward = self.forwarded(n) if not method else None
+        if forward is not None and arguments.args and arguments.args[0].arg == forward:
+            arguments.kwarg = arguments.args.pop(0)  # def complete(**args)
+            if arguments.defaults and len(arguments.defaults) > len(arguments.args):
+                arguments.defaults.pop(0)
+        self.forwarding.append(forward or "")
         if method:
             arguments.args.insert(0, self.at(ast.arg(arg="self", annotation=None), n))
         body_node = n.child_by_field_name("body")
@@ -689,6 +725,7 @@ class Lowerer:
             value = self.expr(body_node)
             body = [*self.scope.pre, self.at(ast.Return(value=value), body_node)]
         self.scope = saved
+        self.forwarding.pop()
         return self.at(ast.AsyncFunctionDef(
             name=name, args=arguments, body=self.nonempty([*prologue, *body], n),
             decorator_list=[], returns=None, **_TYPE_PARAMS), n)
@@ -1001,6 +1038,9 @@ class Lowerer:
                     return self.at(ast.Call(func=self.at(ast.Attribute(
                         value=recv, attr=py_method, ctx=ast.Load()), fn), args=[
                         self.expr(a) for a in args], keywords=[]), n)
+            if self.table.operators.get(method) == "|" and obj is not None and len(args) == 1:
+                return self.at(ast.BinOp(left=self.expr(obj), op=ast.BitOr(),
+                                         right=self.expr(args[0])), n)  # a.pipe(b)
             if method == "at" and obj is not None and len(args) == 1:  # xs.at(-1)
                 return self.at(ast.Subscript(value=self.expr(obj), slice=self.expr(args[0]),
                                              ctx=ast.Load()), n)
@@ -1056,6 +1096,10 @@ class Lowerer:
         label = ""
         if args and self.unwrap(args[0]).type == "string":
             label = self.string_value(self.unwrap(args[0]))
+        if len(args) == 1 and self.forwarding and self.forwarding[-1] and \
+                args[0].type == "identifier" and self.text(args[0]) == self.forwarding[-1]:
+            return {"args": [], "keywords": [ast.keyword(arg=None, value=self.at(ast.Name(
+                id=self.forwarding[-1], ctx=ast.Load()), args[0]))]}  # create(**args)
         spread = bool(args) and self.unwrap(args[0]).type == "object" and (
             self.local_shapes.get(path, True) if "." not in path else True)
         for i, a in enumerate(args):
