@@ -194,11 +194,13 @@ def main() -> None:
         build(ts / "node_modules" / "dep", args.files, "typescript")
         report("typescript + node_modules beside", ts, (".ts",), args.runs)
         shutil.rmtree(ts / "node_modules")
-    for real in args.real:
+    for real in args.real:  # one run over both languages: their sizes beside its time
         root = Path(real)
-        report(f"{root.name} (python files)", root, (".py",), 1)
-        report(f"{root.name} (ts/js files, whole run)", root,
-               (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs"), args.runs)
+        py_mb = size_mb(root, (".py",))
+        js_mb = size_mb(root, (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"))
+        secs = cold(root, args.runs)
+        print(f"{root.name}: cold {secs:.2f} s over {js_mb:.2f} MB of TS/JS and {py_mb:.2f} MB "
+              f"of Python ({secs / max(js_mb + py_mb, 1e-9):.2f} s/MB)")
 
 
 if __name__ == "__main__":
