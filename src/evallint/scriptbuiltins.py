@@ -21,6 +21,7 @@ class Builtins:
     transparent: frozenset[str]
     environment: frozenset[str]
     operators: dict[str, str]
+    receiver_is_argument: frozenset[str]
 
 
 @lru_cache(maxsize=1)
@@ -34,4 +35,5 @@ def builtins() -> Builtins:
                     dict(data.get("properties") or {}), dict(data.get("writers") or {}),
                     frozenset(data.get("transparent") or ()),
                     frozenset(data.get("environment") or ()),
-                    dict(data.get("operators") or {}))
+                    dict(data.get("operators") or {}),
+                    frozenset(data.get("receiver_is_argument") or ()))

@@ -98,6 +98,7 @@ class Lowerer:
         self.last_map = "_m0"  # the list the last ``map`` made a loop collects into
         # per function being lowered: its parameter forwarded as keywords (see forwarded)
         self.forwarding: list[str] = []
+        self.py_modules: set[str] = set()  # Python modules the built-ins lower to
 
     # ------------------------------------------------------------------ helpers
 
@@ -127,8 +128,11 @@ class Lowerer:
     def module(self, root: Node) -> ast.Module:
         self._shapes(root)
         body = self.block(root.named_children)
-        mod = ast.Module(body=body, type_ignores=[])
-        return mod
+        # the Python modules the lowered built-ins name (``json.loads``, ``os.getenv``),
+        # imported as a Python module that uses them would
+        imports: list[ast.stmt] = [ast.Import(names=[ast.alias(name=m)], lineno=1, col_offset=0)
+                                   for m in sorted(self.py_modules)]
+        return ast.Module(body=[*imports, *body], type_ignores=[])
 
     def _shapes(self, root: Node) -> None:
         for n in root.named_children:
@@ -1041,6 +1045,12 @@ class Lowerer:
             if self.table.operators.get(method) == "|" and obj is not None and len(args) == 1:
                 return self.at(ast.BinOp(left=self.expr(obj), op=ast.BitOr(),
                                          right=self.expr(args[0])), n)  # a.pipe(b)
+            if method in self.table.receiver_is_argument and obj is not None and \
+                    len(args) <= 1:  # parts.join(sep) -> sep.join(parts)
+                sep = self.expr(args[0]) if args else self.at(ast.Constant(","), n)
+                return self.at(ast.Call(func=self.at(ast.Attribute(
+                    value=sep, attr=method, ctx=ast.Load()), fn), args=[self.expr(obj)],
+                    keywords=[]), n)
             if method == "at" and obj is not None and len(args) == 1:  # xs.at(-1)
                 return self.at(ast.Subscript(value=self.expr(obj), slice=self.expr(args[0]),
                                              ctx=ast.Load()), n)
@@ -1127,6 +1137,8 @@ class Lowerer:
 
     def dotted(self, path: str, n: Node) -> ast.expr:
         head, *rest = path.split(".")
+        if rest:
+            self.py_modules.add(head)
         out: ast.expr = self.at(ast.Name(id=head, ctx=ast.Load()), n)
         for part in rest:
             out = self.at(ast.Attribute(value=out, attr=part, ctx=ast.Load()), n)

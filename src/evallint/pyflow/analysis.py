@@ -36,6 +36,7 @@ from evallint.pyflow.providers import (
     package_marks,
     qualify,
 )
+from evallint.pyflow.build import TEXT_BLOCKS
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import REPORT, Epoch, Replay, RunRecord
 from evallint.pyflow.results import LoopEvent, Result
@@ -672,6 +673,8 @@ class Analysis:
         return None
 
     def is_extractor(self, func: str) -> bool:
+        if func == TEXT_BLOCKS:  # a comprehension that keeps the text blocks (build.py)
+            return True
         hit = self._extractor.get(func)
         if hit is None:
             short_re, full_re = _extract_patterns(self.extract)

@@ -586,7 +586,15 @@ class Builder:
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             conds = self.comp_for(node.generators, fn)  # binds first: the element reads them
-            return merge([self.expr(node.elt, fn), *conds])
+            value = merge([self.expr(node.elt, fn), *conds])
+            if any(_keeps_text_blocks(c, g.target) for g in node.generators for c in g.ifs):
+                # [b.text for b in resp.content if b.type == "text"]: the answer without the
+                # thinking blocks, an extraction whatever the code around it is called
+                call = CallIR(id=len(fn.calls), func=TEXT_BLOCKS, args=(value,), kwargs=(),
+                              pos=self.pos(node), in_try=fn.try_depth > 0)
+                fn.calls.append(call)
+                return Val(calls=(call.id,))
+            return value
         if isinstance(node, ast.DictComp):
             conds = self.comp_for(node.generators, fn)
             return merge([self.expr(node.key, fn), self.expr(node.value, fn), *conds])
@@ -753,6 +761,24 @@ _SYSTEM_ROLES = frozenset({"system", "developer"})
 _SYSTEM_MESSAGES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 
 _TRY: tuple[type[ast.stmt], ...] = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+# the callee of the extraction a text-block filter stands for (Analysis.is_extractor)
+TEXT_BLOCKS = "<text blocks>"
+
+
+def _keeps_text_blocks(cond: ast.expr, target: ast.expr) -> bool:
+    """``b.type == "text"`` on the comprehension's own variable: only the text blocks of a
+    response are kept (thinking blocks left out)."""
+    if not isinstance(cond, ast.Compare) or len(cond.ops) != 1 or \
+            not isinstance(cond.ops[0], ast.Eq) or not isinstance(target, ast.Name):
+        return False
+    left, right = cond.left, cond.comparators[0]
+    if isinstance(left, ast.Constant):
+        left, right = right, left
+    return isinstance(left, ast.Attribute) and left.attr == "type" and \
+        isinstance(left.value, ast.Name) and left.value.id == target.id and \
+        isinstance(right, ast.Constant) and right.value == "text"
 
 
 def _short_literal(node: ast.expr) -> str | None:
