@@ -25,6 +25,7 @@ from typing import Any
 from evallint import datacodec
 from evallint.config import Config
 from evallint.pyflow import frameworks, instances, llmcalls
+from evallint.pyflow.build import TEXT_BLOCKS
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
@@ -36,7 +37,6 @@ from evallint.pyflow.providers import (
     package_marks,
     qualify,
 )
-from evallint.pyflow.build import TEXT_BLOCKS
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import REPORT, Epoch, Replay, RunRecord
 from evallint.pyflow.results import LoopEvent, Result

@@ -586,15 +586,15 @@ class Builder:
             return self.dict_expr(node, fn)
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
             conds = self.comp_for(node.generators, fn)  # binds first: the element reads them
-            value = merge([self.expr(node.elt, fn), *conds])
+            comp_value = merge([self.expr(node.elt, fn), *conds])
             if any(_keeps_text_blocks(c, g.target) for g in node.generators for c in g.ifs):
                 # [b.text for b in resp.content if b.type == "text"]: the answer without the
                 # thinking blocks, an extraction whatever the code around it is called
-                call = CallIR(id=len(fn.calls), func=TEXT_BLOCKS, args=(value,), kwargs=(),
+                call = CallIR(id=len(fn.calls), func=TEXT_BLOCKS, args=(comp_value,), kwargs=(),
                               pos=self.pos(node), in_try=fn.try_depth > 0)
                 fn.calls.append(call)
                 return Val(calls=(call.id,))
-            return value
+            return comp_value
         if isinstance(node, ast.DictComp):
             conds = self.comp_for(node.generators, fn)
             return merge([self.expr(node.key, fn), self.expr(node.value, fn), *conds])
