@@ -323,3 +323,52 @@ export async function haiku(topic: string) {
         ("EL301", "gem.ts", 5), ("EL301", "lesson.ts", 10), ("EL301", "wrap.js", 8)]
     text = ast.unparse(_lowered(wrapper, "wrap.js"))
     assert "def complete(**args):" in text and "create(**args)" in text
+
+
+PF_CONFIG = """prompts:
+  - "Answer the customer: {{question}}"
+providers:
+  - id: file://providers/support.ts
+tests:
+  - vars:
+      question: How do I reset my password?
+    assert:
+      - type: javascript
+        value: file://graders/tone.js
+      - type: llm-rubric
+        value: The reply is polite and gives the reset steps.
+        provider: anthropic:messages:claude-sonnet-4-5
+"""
+PF_PROVIDER = """import Anthropic from "@anthropic-ai/sdk";
+const client = new Anthropic();
+export default class SupportProvider {
+  id() { return "support-bot"; }
+  async callApi(prompt: string) {
+    const msg = await client.messages.create({ model: "MODEL", max_tokens: 500,
+      system: "You are a support agent.", messages: [{ role: "user", content: prompt }] });
+    return { output: msg.content[0].type === "text" ? msg.content[0].text : "" };
+  }
+}
+"""
+PF_GRADER = """const Anthropic = require("@anthropic-ai/sdk");
+const client = new Anthropic();
+module.exports = async (output, context) => {
+  const msg = await client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 5,
+    system: "Rate the tone of the support reply from 1 to 5. Reply with the digit.",
+    messages: [{ role: "user", content: `<reply>${output}</reply>` }] });
+  const score = Number(msg.content[0].text);
+  return { pass: score >= 4, score: score / 5 };
+};
+"""
+
+
+def test_promptfoo_javascript_grader_and_typescript_provider(tmp_path: Path) -> None:
+    write_files(tmp_path, {"promptfooconfig.yaml": PF_CONFIG,
+                           "providers/support.ts": PF_PROVIDER.replace("MODEL",
+                                                                       "claude-sonnet-4-5"),
+                           "graders/tone.js": PF_GRADER})
+    got = _codes(lint_tree(tmp_path, {"EL301", "EL303"}))
+    # the code grader and the rubric grader both run the provider's own model
+    assert got == [("EL301", "graders/tone.js", 4), ("EL303", "promptfooconfig.yaml", 13)]
+    write_files(tmp_path, {"providers/support.ts": PF_PROVIDER.replace("MODEL", "gpt-4o")})
+    assert _codes(lint_tree(tmp_path, {"EL301", "EL303"})) == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evallint import models
 from evallint.facts import Pos
@@ -26,7 +26,7 @@ from evallint.facts.promptfoo import (
 )
 from evallint.findings import Finding, Related, Severity
 from evallint.kinds import FileKind
-from evallint.pyflow.results import where
+from evallint.pyflow.results import SYMBOLIC, where
 from evallint.registry import Context, Project, file_check, project_check
 
 
@@ -112,7 +112,7 @@ def grader_is_model_under_test(project: Project, ctx: Context) -> Iterator[Findi
     defaults = [str(m) for m in params.get("default_graders", [])]
     vendors = {str(v) for v in params.get("default_grader_vendors", [])}
     for config in _configs(project):
-        testing = [p for p in config.providers if p.model]
+        testing = [p for p in tested_providers(config, project, ctx) if p.model]
         graded = graded_assertions(config, project, ctx)
         seen: set[tuple[str, int, int]] = set()
         unset: list[_Graded] = []
@@ -241,14 +241,18 @@ def missing_file_refs(facts: PromptfooFacts, ctx: Context) -> Iterator[Finding]:
             "prompts, graders, rubrics) was never checked")
 
 
-# ---------------------------------------------------------------------------- python graders
+# ---------------------------------------------------------------------------- code graders
+
+# assertion types whose ``value: file://...`` is code evallint analyses
+_CODE_GRADERS = {"python": "python", "javascript": "javascript"}
 
 
 @pair_source
-def python_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
-    """A ``type: python`` assertion whose ``value: file://grader.py`` calls an LLM: that call
-    grades the providers under test, so its model is compared with theirs (the grader in one
-    file, the models under test in the config beside it)."""
+def code_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
+    """A ``type: python`` or ``type: javascript`` assertion whose ``value: file://grader.py``
+    (``grader.js``, ``grader.ts``) calls an LLM: that call grades the providers under test, so
+    its model is compared with theirs (the grader in one file, the models under test in the
+    config beside it, or in the provider's own code for a ``file://provider.js``)."""
     configs = [f for f in project.of_kind(FileKind.PROMPTFOO)
                if isinstance(f, PromptfooFacts) and f.is_config and f.providers]
     if not configs:
@@ -258,18 +262,19 @@ def python_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
     result = result_for(project, ctx)
     for facts in configs:
         tests = [t for t in (facts.default_test, *facts.tests) if t is not None]
+        providers = tested_providers(facts, project, ctx)
         for a in (a for t in tests for a in t.assertions):
-            if a.type != "python" or not a.rubric_file:
+            if a.type not in _CODE_GRADERS or not a.rubric_file:
                 continue
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(facts.path),
-                                                       target_file(a.rubric_file)))
+            target = _beside(facts.path, a.rubric_file)
             # the model call itself, not the helpers that wrap it (``llm_eval()`` in get_assert)
             for call in (c for c in result.calls if c.path == target and c.model
                          and not c.own_role):
                 assert call.model is not None
-                end = ModelEnd(f"the promptfoo python grader call at {where(call.path, call.pos)}",
+                end = ModelEnd(f"the promptfoo {_CODE_GRADERS[a.type]} grader call at "
+                               f"{where(call.path, call.pos)}",
                                call.path, call.pos, call.model, f"`{call.model}`")
-                for p in facts.providers:
+                for p in providers:
                     if not p.model:
                         continue
                     at = Related(p.path or facts.path, p.pos.line, p.pos.column,
@@ -281,3 +286,27 @@ def python_grader_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                                     key=(call.path, call.pos.line, call.pos.column),
                                     related=(at, runs))
 
+
+def _beside(config_path: str, ref: str) -> str:
+    return posixpath.normpath(posixpath.join(posixpath.dirname(config_path), target_file(ref)))
+
+
+def tested_providers(config: PromptfooFacts, project: Project, ctx: Context
+                     ) -> list[PfProvider]:
+    """The providers under test, a provider written as code (``id: file://provider.js``,
+    ``file://provider.py``) with the model its LLM calls run on when they all run one."""
+    out: list[PfProvider] = []
+    result = None
+    for p in config.providers:
+        if p.model or not p.id or not p.id.strip().startswith("file://"):
+            out.append(p)
+            continue
+        if result is None:
+            from evallint.pyflow.project import result_for
+
+            result = result_for(project, ctx)
+        target = _beside(p.path or config.path, p.id.strip()[len("file://"):])
+        models_run = {c.model for c in result.calls if c.path == target and c.model
+                      and not c.model.startswith(SYMBOLIC)}
+        out.append(replace(p, model=models_run.pop()) if len(models_run) == 1 else p)
+    return out
