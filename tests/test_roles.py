@@ -39,6 +39,9 @@ TABLE = [
     ("You are a strict reviewer. Reply APPROVE or list the fixes the draft needs.", E, U, E),
     ("You are a teacher grading an essay submission. Give notes on it.", E, U, E),
     ("You are a code reviewer. Summarize the changes for the release notes.", U, U, U),
+    ("You are judging a contest. Rank the responses from best to worst as JSON.", E, U, E),
+    ("Which answer is better, A or B? Reply with the letter.", E, U, E),
+    ("Rank the documents by relevance to the query.", U, U, U),
 ]
 
 

@@ -228,6 +228,16 @@ JUDGE_SCALED_TASK = re.compile(
     r"(?:[\w'-]+,?\s+){1,6}?"
     r"(?:(?:from|between|out\s+of)\s+\d+|on\s+a\s+(?:\d+[-\u2013]point\s+)?scale\b"
     r"|\d+\s*(?:-|\u2013|/)\s*\d+\b)", re.I | re.M)
+# A comparison of candidates that picks or orders them: "Rank the responses", "Which answer is
+# better?", "Choose the better reply" (a pairwise or ranking judge).
+JUDGE_COMPARE_TASK = re.compile(
+    r"\b(rank|compare)\s+(?:the|these|both|all|each\s+of\s+the)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:responses|answers|outputs|completions|submissions|drafts|replies|summaries|essays|"
+    r"translations)\b"
+    r"|\b(which)\s+(?:of\s+the\s+(?:two\s+)?)?(?:response|answer|output|completion|reply|draft|"
+    r"summary|translation)s?\s+is\s+(?:better|best|more\s+\w+)\b"
+    r"|\b(pick|choose|select)\s+the\s+(?:better|best)\s+(?:one|response|answer|output|"
+    r"completion|reply|draft|summary|translation)\b", re.I)
 # A scale or a rubric: supports a judge, never makes one on its own.
 SCALE_CUES = (
     re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
@@ -314,7 +324,7 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
     if maker is not None:
         return Role.GENERATOR, [maker]
     task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text) or \
-        _verdict_question(text)
+        _verdict_question(text) or first_direct(JUDGE_COMPARE_TASK, text, Role.EVALUATOR)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):

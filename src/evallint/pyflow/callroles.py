@@ -275,7 +275,10 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
         r, ev = val_role(it, system, "system prompt")
         if r is not Role.UNKNOWN:
             return r, ev
-    if it.own_role is not Role.UNKNOWN and it.prev_n <= 1:
+    if it.own_role is not Role.UNKNOWN and it.prev_n <= 1 and not (
+            it.own_role is Role.GENERATOR and _text_makes_judge(None, prompts)):
+        # (a judge's own text outweighs a maker's name: `generateWritingScore()` whose
+        # prompt says "You are an examiner. Score this essay" is a judge)
         return it.own_role, (*it.own_evidence,
                              *_backing(it, it.own_role, None, prompts, structural))
     task = it.an.tasks.get((it.path, it.fn.name))
