@@ -239,7 +239,8 @@ def test_el103_has_no_ground_when_the_judge_renders_no_candidate_output(tmp_path
 
 
 def test_a_template_read_on_its_own_without_a_role_gets_the_configs_role(tmp_path: Path) -> None:
-    plain = LEAKY.replace("You are a judge. ", "")
+    # (no role of its own: "pick the better answer" would make it a judge by its text)
+    plain = LEAKY.replace("You are a judge. Pick the better answer to", "Two answers to")
     write_files(tmp_path, {
         "judges_configs/a/configs.yaml": ANNOTATOR.format(name="a", target="../prompts/p.txt"),
         "judges_configs/prompts/p.txt": plain,
