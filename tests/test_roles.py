@@ -42,6 +42,8 @@ TABLE = [
     ("You are judging a contest. Rank the responses from best to worst as JSON.", E, U, E),
     ("Which answer is better, A or B? Reply with the letter.", E, U, E),
     ("Rank the documents by relevance to the query.", U, U, U),
+    ("Please evaluate the following outline against our criteria. Return JSON.", E, U, E),
+    ("Check your answer against the guidelines before you reply.", U, U, U),
 ]
 
 

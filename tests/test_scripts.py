@@ -372,3 +372,31 @@ def test_promptfoo_javascript_grader_and_typescript_provider(tmp_path: Path) -> 
     assert got == [("EL301", "graders/tone.js", 4), ("EL303", "promptfooconfig.yaml", 13)]
     write_files(tmp_path, {"providers/support.ts": PF_PROVIDER.replace("MODEL", "gpt-4o")})
     assert _codes(lint_tree(tmp_path, {"EL301", "EL303"})) == []
+
+
+def test_a_retry_wrapper_runs_its_callback_where_it_stands(tmp_path: Path) -> None:
+    code = """import Anthropic from "@anthropic-ai/sdk";
+import pRetry from "p-retry";
+const client = new Anthropic();
+export async function optimize(task: string) {
+  let current = "";
+  for (let i = 0; i <= 3; i++) {
+    const gen = await pRetry(() => client.messages.create({ model: "claude-haiku-4-5",
+      max_tokens: 800, messages: [{ role: "user", content: task }] }));
+    current = gen.content[0].type === "text" ? gen.content[0].text : "";
+    const ev = await pRetry(async () => {
+      const r = await client.messages.create({ model: "claude-opus-4-1", max_tokens: 200,
+        system: "You are a strict evaluator. Score the output from 1 to 10 as JSON.",
+        messages: [{ role: "user", content: `<output>${current}</output>` }] });
+      return r;
+    });
+    const verdict = JSON.parse(ev.content[0].type === "text" ? ev.content[0].text : "{}");
+    if (verdict.score >= 8) break;
+  }
+  return { finalOutput: current };
+}
+"""
+    write_files(tmp_path, {"loop.ts": code})
+    # the judge in the block callback reads `current` of the function around it
+    assert _codes(lint_tree(tmp_path, {"EL302", "EL502", "EL504"})) == [
+        ("EL302", "loop.ts", 11), ("EL502", "loop.ts", 19), ("EL504", "loop.ts", 16)]

@@ -238,6 +238,13 @@ JUDGE_COMPARE_TASK = re.compile(
     r"summary|translation)s?\s+is\s+(?:better|best|more\s+\w+)\b"
     r"|\b(pick|choose|select)\s+the\s+(?:better|best)\s+(?:one|response|answer|output|"
     r"completion|reply|draft|summary|translation)\b", re.I)
+# Work measured against a standard: "Evaluate the outline against our criteria" (a check of
+# one's own work, "check your answer against the guidelines", is a maker's habit, not a judge).
+JUDGE_CRITERIA_TASK = re.compile(
+    r"\b(evaluate|assess|check|review|grade|judge|score|rate|audit)\s+"
+    r"(?:(?!your\b|yourself\b)[\w'-]+\s+){0,8}?against\s+(?:the|our|these|this|a|its)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:criteria|criterion|rubric|requirements|guidelines|standards|"
+    r"checklist)\b", re.I)
 # A scale or a rubric: supports a judge, never makes one on its own.
 SCALE_CUES = (
     re.compile(r"\bon a scale (?:of|from)\s+\d+|\bscore (?:from|between)\s+\d+\s*(?:-|–|to|and)"
@@ -324,7 +331,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
     if maker is not None:
         return Role.GENERATOR, [maker]
     task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text) or \
-        _verdict_question(text) or first_direct(JUDGE_COMPARE_TASK, text, Role.EVALUATOR)
+        _verdict_question(text) or first_direct(JUDGE_COMPARE_TASK, text, Role.EVALUATOR) or \
+        first_direct(JUDGE_CRITERIA_TASK, text, Role.EVALUATOR)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):

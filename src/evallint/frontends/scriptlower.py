@@ -374,6 +374,8 @@ class Lowerer:
         value = self.unwrap(value)
         if value.type in _FUNCTIONS:
             return [self.function(name, value)]
+        if self.builder_chain(value, into=name) is not None:  # (its statements are hoisted)
+            return []
         if value.type == "class":
             return [self.class_def(value, name)]
         return [self.at(ast.Assign(targets=[self.at(ast.Name(id=name, ctx=ast.Store()), n)],
@@ -1065,10 +1067,11 @@ class Lowerer:
         func = self.expr(fn)
         return self.at(ast.Call(func=func, **self.call_args(path, args, fn)), n)
 
-    def builder_chain(self, n: Node) -> ast.expr | None:
+    def builder_chain(self, n: Node, into: str | None = None) -> ast.expr | None:
         """``new StateGraph(S).addNode("a", f).addEdge(START, "a")``: the receiver is kept
-        in a variable and each builder call is a statement on it; the value is the
-        variable (the chain hands back its receiver)."""
+        in a variable (``into``, the name the chain is assigned to, when there is one: later
+        ``workflow.addEdge(...)`` statements build the same graph) and each builder call is a
+        statement on it; the value is the variable (the chain hands back its receiver)."""
         if n.type != "call_expression":
             return None
         fn = n.child_by_field_name("function")
@@ -1083,9 +1086,9 @@ class Lowerer:
         if method not in self.builders or obj.type not in ("call_expression",
                                                            "new_expression"):
             return None
-        recv = self.builder_chain(obj)
+        recv = self.builder_chain(obj, into)
         if recv is None:
-            tmp = self.fresh("b")
+            tmp = into or self.fresh("b")
             self.scope.pre.append(self.at(ast.Assign(
                 targets=[self.at(ast.Name(id=tmp, ctx=ast.Store()), obj)],
                 value=self.expr(obj)), obj))
@@ -1125,8 +1128,15 @@ class Lowerer:
                         kws.append(self.at(ast.keyword(arg=k.value, value=v), a))
                 continue
             if a.type in _FUNCTIONS:
-                name = label if _IDENT.match(label) and label.isidentifier() else (
-                    f"{fn_label(path)}_callback{self.counter + 1}")
+                name = label if _IDENT.match(label) and label.isidentifier() else \
+                    self.fresh(f"{fn_label(path)}_callback")
+                if i == 0 and path not in self.local_shapes and self.no_params(a):
+                    # withRetry(() => client.messages.create(...)), limiter.schedule(() => ...):
+                    # a wrapper that runs what it is given hands back its result; the body is
+                    # read where it stands, so that what it reads of the function around it
+                    # (a closure) is that function's own variables
+                    pos.append(self.inline(a))
+                    continue
                 pos.append(self.hoist(name, a))
             elif a.type == "spread_element":
                 inner = next(iter(self.named(a)), None)
@@ -1134,6 +1144,42 @@ class Lowerer:
             else:
                 pos.append(self.expr(a))
         return {"args": pos, "keywords": kws}
+
+    def inline(self, fn: Node) -> ast.expr:
+        """The value of running a parameterless callback here: its expression, or its block
+        (hoisted before the statement) with each ``return v`` kept in a variable."""
+        body = fn.child_by_field_name("body")
+        if body is None:
+            return self.at(ast.Constant(None), fn)
+        if body.type != "statement_block":
+            return self.expr(body)
+        result = self.fresh("r")
+        saved, self.scope = self.scope, _Scope()
+        stmts = self.block(body.named_children)
+        self.scope = saved
+
+        class Keep(ast.NodeTransformer):
+            def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+                return node
+
+            visit_AsyncFunctionDef = visit_FunctionDef
+            visit_ClassDef = visit_FunctionDef
+
+            def visit_Return(self, node: ast.Return) -> Any:
+                value = node.value if node.value is not None else ast.Constant(None)
+                return ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(
+                    id=result, ctx=ast.Store()), node)], value=value), node)
+
+        for st in stmts:
+            out = Keep().visit(st)
+            if isinstance(out, ast.stmt):
+                self.scope.pre.append(out)
+        return self.at(ast.Name(id=result, ctx=ast.Load()), fn)
+
+    def no_params(self, fn: Node) -> bool:
+        params = fn.child_by_field_name("parameters")
+        return fn.child_by_field_name("parameter") is None and (
+            params is None or not any(True for _ in self.named(params)))
 
     def dotted(self, path: str, n: Node) -> ast.expr:
         head, *rest = path.split(".")
