@@ -400,3 +400,25 @@ export async function optimize(task: string) {
     # the judge in the block callback reads `current` of the function around it
     assert _codes(lint_tree(tmp_path, {"EL302", "EL502", "EL504"})) == [
         ("EL302", "loop.ts", 11), ("EL502", "loop.ts", 19), ("EL504", "loop.ts", 16)]
+
+
+def test_params_object_handed_to_the_sdk_and_a_client_from_a_getter(tmp_path: Path) -> None:
+    code = """import OpenAI from "openai";
+function getClient() { return new OpenAI(); }
+export async function check(question: string) {
+  const genParams = { model: "gpt-4o", messages: [{ role: "user" as const, content: question }] };
+  const a = await getClient().chat.completions.create(genParams);
+  const answer = a.choices[0].message.content;
+  const judgeParams = useTools
+    ? { model: "gpt-4o", tools: [], messages: [{ role: "system" as const,
+        content: "You are a strict judge. Score the answer from 1 to 10." },
+        { role: "user" as const, content: `<answer>${answer}</answer>` }] }
+    : { model: "gpt-4o", messages: [{ role: "system" as const,
+        content: "You are a strict judge. Score the answer from 1 to 10." },
+        { role: "user" as const, content: `<answer>${answer}</answer>` }] };
+  const j = await getClient().chat.completions.create(judgeParams);
+  return j.choices[0].message.content;
+}
+"""
+    write_files(tmp_path, {"check.ts": code})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "check.ts", 14)]

@@ -99,6 +99,9 @@ class Lowerer:
         # per function being lowered: its parameter forwarded as keywords (see forwarded)
         self.forwarding: list[str] = []
         self.py_modules: set[str] = set()  # Python modules the built-ins lower to
+        # the function's `const name = {...}` objects: handed whole to an SDK call, their
+        # properties are its keywords (`create(params)` is `create(model=..., ...)`)
+        self.objects: dict[str, Node] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -364,6 +367,13 @@ class Lowerer:
                 return out
             return []
         if name.type == "identifier":
+            parent = d.parent
+            obj = value
+            if obj.type == "ternary_expression":  # cond ? {...} : {...}: the first shape
+                obj = self.unwrap(obj.child_by_field_name("consequence") or obj)
+            if obj.type == "object" and parent is not None and \
+                    parent.child(0) is not None and parent.child(0).type == "const":
+                self.objects[self.text(name)] = obj  # const params = {...}
             return self.assign_value(self.text(name), value, d)
         target = self.target(name)
         if target is None:
@@ -719,6 +729,7 @@ class Lowerer:
             if arguments.defaults and len(arguments.defaults) > len(arguments.args):
                 arguments.defaults.pop(0)
         self.forwarding.append(forward or "")
+        saved_objects, self.objects = self.objects, {}
         if method:
             arguments.args.insert(0, self.at(ast.arg(arg="self", annotation=None), n))
         body_node = n.child_by_field_name("body")
@@ -732,6 +743,7 @@ class Lowerer:
             body = [*self.scope.pre, self.at(ast.Return(value=value), body_node)]
         self.scope = saved
         self.forwarding.pop()
+        self.objects = saved_objects
         return self.at(ast.AsyncFunctionDef(
             name=name, args=arguments, body=self.nonempty([*prologue, *body], n),
             decorator_list=[], returns=None, **_TYPE_PARAMS), n)
@@ -1113,6 +1125,9 @@ class Lowerer:
                 args[0].type == "identifier" and self.text(args[0]) == self.forwarding[-1]:
             return {"args": [], "keywords": [ast.keyword(arg=None, value=self.at(ast.Name(
                 id=self.forwarding[-1], ctx=ast.Load()), args[0]))]}  # create(**args)
+        if len(args) == 1 and args[0].type == "identifier" and \
+                self.unwrap(fn).type == "member_expression" and self.text(args[0]) in self.objects:
+            args = [self.objects[self.text(args[0])]]
         spread = bool(args) and self.unwrap(args[0]).type == "object" and (
             self.local_shapes.get(path, True) if "." not in path else True)
         for i, a in enumerate(args):

@@ -696,8 +696,16 @@ class Builder:
         recv: Val | None = None
         if func is None:
             if isinstance(node.func, ast.Attribute):
-                recv = self.expr(node.func.value, fn)
-                func = "<expr>." + node.func.attr
+                # get_client().messages.create(...): the attribute path after the call is kept
+                # (``<expr>.messages.create``), so a method the catalogue knows by its dotted
+                # suffix is known on any receiver
+                attrs = [node.func.attr]
+                base = node.func.value
+                while isinstance(base, ast.Attribute) and self.path_of(base) is None:
+                    attrs.append(base.attr)
+                    base = base.value
+                recv = self.expr(base, fn)
+                func = "<expr>." + ".".join(reversed(attrs))
             else:
                 recv = self.expr(node.func, fn)
                 func = ""
