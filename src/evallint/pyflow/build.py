@@ -700,11 +700,11 @@ class Builder:
                 # (``<expr>.messages.create``), so a method the catalogue knows by its dotted
                 # suffix is known on any receiver
                 attrs = [node.func.attr]
-                base = node.func.value
-                while isinstance(base, ast.Attribute) and self.path_of(base) is None:
-                    attrs.append(base.attr)
-                    base = base.value
-                recv = self.expr(base, fn)
+                inner = node.func.value
+                while isinstance(inner, ast.Attribute) and self.path_of(inner) is None:
+                    attrs.append(inner.attr)
+                    inner = inner.value
+                recv = self.expr(inner, fn)
                 func = "<expr>." + ".".join(reversed(attrs))
             else:
                 recv = self.expr(node.func, fn)
