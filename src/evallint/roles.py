@@ -74,6 +74,11 @@ AUDIT_WORDS = frozenset({"auditor", "audit", "checker", "inspector", "validator"
 # name split on non-alphanumerics and camelCase, never as substrings ("scoreboard" is not
 # "score"). The auditing words are left out: in code they name type and spell checkers.
 EVALUATOR_WORDS = (STRONG_JUDGE_WORDS | WEAK_JUDGE_WORDS | {"rate"}) - AUDIT_WORDS
+# The last word of a name that makes it a label of a thing, not the thing: `step_name`,
+# `plan.title`, `history_length` render what the step, plan or history is called or how long
+# it is, none of its content.
+LABEL_TOKENS = frozenset({"name", "title", "id", "label", "count", "number", "index", "type",
+                          "status", "length", "size", "len", "num", "kind"})
 GENERATOR_WORDS = frozenset(
     {
         "generator", "generate", "generation", "writer", "write", "draft", "drafter",

@@ -17,7 +17,7 @@ from evallint.facts.prompt_files import FORMAT_KEY, JSON_KEY, PromptFileFacts
 from evallint.findings import Finding, Related, Severity
 from evallint.kinds import TEMPLATE_KINDS, FileKind
 from evallint.registry import Context, Project, file_check, project_check
-from evallint.roles import Role, heading_role, name_tokens, singular
+from evallint.roles import LABEL_TOKENS, Role, heading_role, name_tokens, singular
 from evallint.signals import as_list, name_listed, signal_in
 
 # ---------------------------------------------------------------------------- references
@@ -105,6 +105,10 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
         # The task input's own structure (a chat task's input.messages) is the input.
         return None
     path = var.path or (var.name,)
+    if singular(name_tokens(path[-1]))[-1:] and \
+            singular(name_tokens(path[-1]))[-1] in LABEL_TOKENS and \
+            (len(path) > 1 or len(name_tokens(path[-1])) > 1):
+        return None  # `plan.title`, `stepName`: what a thing is called, not its content
     for i, element in enumerate(path):
         if name_listed(element, ignore):
             continue
