@@ -422,3 +422,22 @@ export async function check(question: string) {
 """
     write_files(tmp_path, {"check.ts": code})
     assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "check.ts", 14)]
+
+
+def test_a_spread_config_object_gives_both_chat_models_its_model(tmp_path: Path) -> None:
+    code = """import { ChatOpenAI } from "@langchain/openai";
+const CONFIG = { modelName: "kimi-k2-turbo-preview", maxRetries: 2 };
+const writer = new ChatOpenAI({ ...CONFIG, temperature: 0.7 });
+const critic = new ChatOpenAI({ ...CONFIG, temperature: 0 });
+export async function reflect(topic: string) {
+  const essay = await writer.invoke(`Write an essay about ${topic}`);
+  return critic.invoke([["system", "You are a strict judge. Score the essay from 1 to 10."],
+                        ["human", String(essay.content)]]);
+}
+const A = { ...B, model: "x" };
+const B = { ...A };
+"""
+    write_files(tmp_path, {"refl.ts": code})
+    result = lint_tree(tmp_path, {"EL301"})
+    assert _codes(result) == [("EL301", "refl.ts", 7)]
+    assert "`kimi-k2-turbo-preview`" in result.findings[0].message

@@ -102,6 +102,7 @@ class Lowerer:
         # the function's `const name = {...}` objects: handed whole to an SDK call, their
         # properties are its keywords (`create(params)` is `create(model=..., ...)`)
         self.objects: dict[str, Node] = {}
+        self.expanding: set[int] = set()  # objects being spread into another (no cycles)
 
     # ------------------------------------------------------------------ helpers
 
@@ -729,7 +730,7 @@ class Lowerer:
             if arguments.defaults and len(arguments.defaults) > len(arguments.args):
                 arguments.defaults.pop(0)
         self.forwarding.append(forward or "")
-        saved_objects, self.objects = self.objects, {}
+        saved_objects, self.objects = self.objects, dict(self.objects)  # (a closure sees them)
         if method:
             arguments.args.insert(0, self.at(ast.arg(arg="self", annotation=None), n))
         body_node = n.child_by_field_name("body")
@@ -949,7 +950,7 @@ class Lowerer:
                                     args=[self.expr(obj)], keywords=[]), n)
         return self.at(ast.Attribute(value=self.expr(obj), attr=attr, ctx=ast.Load()), n)
 
-    def object(self, n: Node) -> ast.expr:
+    def object(self, n: Node) -> ast.Dict:
         keys: list[ast.expr | None] = []
         values: list[ast.expr] = []
         for c in self.named(n):
@@ -969,6 +970,16 @@ class Lowerer:
                 values.append(self.at(ast.Name(id=self.text(c), ctx=ast.Load()), c))
             elif c.type == "spread_element":
                 inner = next(iter(self.named(c)), None)
+                spread = self.objects.get(self.text(inner)) if inner is not None and \
+                    inner.type == "identifier" else None
+                if spread is not None and spread.id not in self.expanding:  # {...BASE, t: 0}
+                    self.expanding.add(spread.id)
+                    base = self.object(spread)
+                    self.expanding.discard(spread.id)
+                    assert isinstance(base, ast.Dict)
+                    keys.extend(base.keys)
+                    values.extend(base.values)
+                    continue
                 keys.append(None)
                 values.append(self.expr(inner))
             elif c.type == "method_definition":
