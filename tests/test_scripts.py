@@ -441,3 +441,30 @@ const B = { ...A };
     result = lint_tree(tmp_path, {"EL301"})
     assert _codes(result) == [("EL301", "refl.ts", 7)]
     assert "`kimi-k2-turbo-preview`" in result.findings[0].message
+
+
+def test_workflow_steps_run_in_place_and_generate_object_output(tmp_path: Path) -> None:
+    code = """import { WorkflowEntrypoint } from "cloudflare:workers";
+import { generateObject } from "ai";
+import { openai } from "@ai-sdk/openai";
+import { z } from "zod";
+export class Optimiser extends WorkflowEntrypoint {
+  async run(event: any, step: any) {
+    const model = openai("gpt-4o-mini");
+    const draft = await step.do("draft", async () => {
+      const { object } = await generateObject({ model, schema: z.object({ d: z.string() }),
+        prompt: `Describe ${event.payload.product}` });
+      return object.d;
+    });
+    return step.do("evaluate", async () => {
+      const { object } = await generateObject({ model, schema: z.object({ score: z.number() }),
+        system: "You are a strict evaluator. Score the description from 1 to 10.",
+        prompt: `<draft>${draft}</draft>` });
+      return object;
+    });
+  }
+}
+"""
+    write_files(tmp_path, {"wf.ts": code})
+    # the judging step reads the draft step's output, a variable of the function around it
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "wf.ts", 14)]

@@ -1156,11 +1156,11 @@ class Lowerer:
             if a.type in _FUNCTIONS:
                 name = label if _IDENT.match(label) and label.isidentifier() else \
                     self.fresh(f"{fn_label(path)}_callback")
-                if i == 0 and path not in self.local_shapes and self.no_params(a):
-                    # withRetry(() => client.messages.create(...)), limiter.schedule(() => ...):
-                    # a wrapper that runs what it is given hands back its result; the body is
-                    # read where it stands, so that what it reads of the function around it
-                    # (a closure) is that function's own variables
+                if path not in self.local_shapes and self.no_params(a):
+                    # withRetry(() => client.messages.create(...)), step.do("grade", async () =>
+                    # {...}): a wrapper that runs what it is given hands back its result; the
+                    # body is read where it stands, so that what it reads of the function
+                    # around it (a closure) is that function's own variables
                     pos.append(self.inline(a))
                     continue
                 pos.append(self.hoist(name, a))

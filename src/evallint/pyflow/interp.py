@@ -51,9 +51,10 @@ if TYPE_CHECKING:
     from evallint.pyflow.analysis import Analysis
 
 
+# (not ``object``: the Vercel AI SDK's generateObject hands its output back as ``.object``)
 METADATA_ATTRS = {"usage", "id", "model", "stop_reason", "finish_reason", "role", "type",
                   "created", "index", "input_tokens", "output_tokens", "stop_sequence",
-                  "system_fingerprint", "object", "status"}
+                  "system_fingerprint", "status"}
 
 THINK_ATTRS = {"thinking", "reasoning", "reasoning_content", "redacted_thinking"}
 
