@@ -656,15 +656,15 @@ def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | 
             seg += 1
         n = len(chars)
         _decode(code, "", i, seg, chars, where)
-        for k in range(len(chars) - 1, n - 1, -1):  # literal braces in format text
-            if chars[k] in "{}":
-                chars.insert(k, chars[k])
-                where.insert(k, where[k])
+        if isinstance(node, ast.JoinedStr):  # literal braces in format text
+            for k in range(len(chars) - 1, n - 1, -1):
+                if chars[k] in "{}":
+                    chars.insert(k, chars[k])
+                    where.insert(k, where[k])
         i = max(seg, i + 1)
-    if isinstance(node, ast.Constant):
+    if isinstance(node, ast.Constant):  # a plain string: its braces are the template's own
         text = "".join(chars)
-        if isinstance(node.value, str) and text.replace("{{", "{").replace("}}", "}") == \
-                node.value:
+        if isinstance(node.value, str) and text == node.value:
             return _Text(text, where, True)
         return None
     if not isinstance(node, ast.JoinedStr):

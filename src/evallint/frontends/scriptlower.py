@@ -923,6 +923,13 @@ class Lowerer:
         return "".join(parts)
 
     def template(self, n: Node) -> ast.expr:
+        if not any(c.type == "template_substitution" for c in n.named_children):
+            # no `${...}`: a plain string (its `{task}` are a template's fields, as in a
+            # Python string constant)
+            return self.at(ast.Constant("".join(
+                self.text(c) if c.type == "string_fragment" else _unescape(self.text(c))
+                for c in n.named_children if c.type in ("string_fragment", "escape_sequence"))),
+                n)
         values: list[ast.expr] = []
         for c in n.named_children:
             if c.type == "string_fragment":
