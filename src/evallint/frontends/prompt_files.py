@@ -401,9 +401,24 @@ def _contract_keys(body: str, fm: dict[str, Any]) -> list[str]:
             break
     if FORMAT_KEY not in keys and (_only_a_number(body) or _completes_a_shown_label(body)
                                    or _markdown_report(body) or _ends_on_a_scored_field(body)
-                                   or _BRACKET_VERDICT.search(body)):
+                                   or _BRACKET_VERDICT.search(body)
+                                   or _FIXED_CHOICE.search(body) or _FIXED_OPENING.search(body)):
         keys.append(FORMAT_KEY)
     return list(dict.fromkeys(keys))
+
+
+# An answer that is one of quoted choices ('answer using ONLY "Output (a)" or "Output (b)"'),
+# or that opens with a fixed phrase ('Begin your decision with "So, the final decision is"'):
+# the verdict is found by exact text, as parseable as a JSON key.
+_QUOTE = "[\"'\u201c\u2018]"
+_UNQUOTE = "[\"'\u201d\u2019]"
+_FIXED_CHOICE = re.compile(
+    r"\b(?:answer|respond|reply|output|say|choose|select|return)\b[^.\n]{0,80}?"
+    + _QUOTE + r"[^\"'\u201d\u2019\n]{1,40}" + _UNQUOTE + r"[^.\n]{0,12}?(?:\bor\b|/)[^.\n]{0,8}?"
+    + _QUOTE + r"[^\"'\u201d\u2019\n]{1,40}" + _UNQUOTE, re.I)
+_FIXED_OPENING = re.compile(
+    r"\b(?:begin|start)\b[^.\n]{0,60}?\bwith\s+" + _QUOTE + r"[^\"'\u201d\u2019\n]{3,100}"
+    + _UNQUOTE, re.I)
 
 
 # A labelled field of a markdown report the judge fills in: "**Score**: X/5", "- **Verdict**:".

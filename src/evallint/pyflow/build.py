@@ -800,6 +800,8 @@ def _short_literal(node: ast.expr) -> str | None:
     text = str_const(node)
     if text is None or not text.strip() or len(text) > MAX_MATCH_WORD:
         return None
+    if not any(ch.isalnum() for ch in text):
+        return None  # ":" in line, "[" in action: a parse of the text's shape, no verdict word
     return text.strip()
 
 
