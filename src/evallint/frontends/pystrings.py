@@ -38,7 +38,14 @@ from evallint.frontends.template_text import TextMap, is_rule_line
 from evallint.pyast import dotted, str_const
 from evallint.pyflow.build import asks_score
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
-from evallint.roles import EVALUATOR_WORDS, Role, RoleInfo, name_tokens, prompt_name_role
+from evallint.roles import (
+    EVALUATOR_WORDS,
+    Role,
+    RoleInfo,
+    content_role,
+    name_tokens,
+    prompt_name_role,
+)
 from evallint.source import char_column
 
 PosMap = Callable[[int, int], Pos]
@@ -81,8 +88,14 @@ def prompt_module(code: str, low: str | None = None) -> bool:
     shape is worth a parse (``*_PROMPT``, LangChain's ``*Prompt*`` classes, dspy fields):
     ``TEMPLATES`` and ``template =`` are everywhere in web and tooling code. Three substring
     tests, as every skipped file pays them."""
-    return ("PROMPT" in code or "Prompt" in code or "InputField" in code) and (
-        may_hold_templates(code, low))
+    return ("PROMPT" in code or "Prompt" in code or "InputField" in code
+            or _addressed(code)) and may_hold_templates(code, low)
+
+
+def _addressed(code: str) -> bool:
+    """A text that tells a model who it is, beside a format field: a prompt template whatever
+    the constant holding it is called (two substring tests)."""
+    return "{" in code and ("You are" in code or "you are" in code)
 
 
 def _assigned(code: str) -> bool:
@@ -101,7 +114,7 @@ def may_hold_templates(code: str, low: str | None = None) -> bool:
     """The cheap test before ``ast.parse``: could this module hold a prompt template that a
     rule can speak of? A template's shape or use, and a word of the evaluator's side or of a
     rubric somewhere (every template rule needs a judge's template or a rubric variable)."""
-    if not (any(w in code for w in _SHAPE_WORDS) or _assigned(code)
+    if not (any(w in code for w in _SHAPE_WORDS) or _assigned(code) or _addressed(code)
             or (('"content"' in code or "'content'" in code) and "role" in code)):
         return False
     low = code.lower() if low is None else low  # (the caller's, when it has it)
@@ -145,7 +158,8 @@ class _Finder:
         seen: set[int] = set()
         out: list[_Cand] = []
         for cand in [*self.bound.values(), *self.direct]:
-            if id(cand.node) in seen or not (cand.uses or cand.shaped) or cand.grouped:
+            if id(cand.node) in seen or not (cand.uses or cand.shaped or _stated(cand)) or \
+                    cand.grouped:
                 continue
             seen.add(id(cand.node))
             out.append(cand)
@@ -385,6 +399,17 @@ class _Finder:
         elif lit is not None:
             self.direct.append(_Cand(node, self._name_of(owner or node), scope, uses=[how],
                                      dialect=dialect))
+
+
+def _stated(cand: _Cand) -> bool:
+    """A string bound to a name whose text states whose prompt it is ("You are a strict
+    judge ...", "You are a careful solver ...") and has a format field (``{answer}``): a
+    template by what it says, whatever the name it is bound to."""
+    node = cand.node
+    text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+    if text is None or "{" not in text or not has_format_fields(text):
+        return False
+    return content_role(text) is not None
 
 
 def _hot_lines(code: str) -> list[int]:
