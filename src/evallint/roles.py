@@ -243,6 +243,12 @@ JUDGE_COMPARE_TASK = re.compile(
     r"summary|translation)s?\s+is\s+(?:better|best|more\s+\w+)\b"
     r"|\b(pick|choose|select)\s+the\s+(?:better|best)\s+(?:one|response|answer|output|"
     r"completion|reply|draft|summary|translation)\b", re.I)
+# An instruction to rework one's own candidate: "Rewrite your draft", "Revise the answer below"
+# (a refining generator, when nothing in the text judges).
+MAKER_TASK = re.compile(
+    r"(?:^|(?<=[.!?:;\n]))[^\S\n]*(?:please\s+)?(rewrite|revise|improve|rework|polish|refine)\s+"
+    r"(?:your|the|this)\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(sorted(CANDIDATE_NOUNS)) +
+    r")s?\b", re.I | re.M)
 # Work measured against a standard: "Evaluate the outline against our criteria" (a check of
 # one's own work, "check your answer against the guidelines", is a maker's habit, not a judge).
 JUDGE_CRITERIA_TASK = re.compile(
@@ -344,7 +350,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
             judge = None
     cues = [c for c in (judge, task) if c is not None]
     if not cues:
-        return None
+        rework = first_direct(MAKER_TASK, text, Role.GENERATOR)
+        return (Role.GENERATOR, [rework]) if rework is not None else None
     return Role.EVALUATOR, cues
 
 

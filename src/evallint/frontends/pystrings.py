@@ -64,7 +64,7 @@ _ASSIGNED_TAIL = re.compile(r"s?(?:\s*[:=]|\()")
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
 _HOT_WORDS = (".format(", " % ", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
-              "nstruction", "NSTRUCTION", "Message", "InputField")
+              "nstruction", "NSTRUCTION", "Message", "InputField", "ou are ")
 # Name tokens that make a name a prompt's ("JUDGE_PROMPT", "grader_template", "SYSTEM_MSG").
 _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "instructions",
                            "instruction"})
@@ -238,7 +238,8 @@ class _Finder:
             # def build_judge_prompt(...): return f"""..."""
             name = scope.rsplit(".", 1)[-1]
             text = _string_node(stmt.value)
-            if text is not None and set(name_tokens(name)) & _PROMPT_HEADS:
+            if text is not None and (set(name_tokens(name)) & _PROMPT_HEADS
+                                     or _states_a_role(text)):
                 self._bind(name, scope, text)
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.target, self.target_value = "", None
@@ -405,11 +406,20 @@ def _stated(cand: _Cand) -> bool:
     """A string bound to a name whose text states whose prompt it is ("You are a strict
     judge ...", "You are a careful solver ...") and has a format field (``{answer}``): a
     template by what it says, whatever the name it is bound to."""
-    node = cand.node
-    text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-    if text is None or "{" not in text or not has_format_fields(text):
+    return _states_a_role(cand.node)
+
+
+def _states_a_role(node: ast.expr) -> bool:
+    if isinstance(node, ast.JoinedStr):  # an f-string: its fields are its variables
+        text = "".join(v.value for v in node.values
+                       if isinstance(v, ast.Constant) and isinstance(v.value, str))
+        fields = any(isinstance(v, ast.FormattedValue) for v in node.values)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+        fields = "{" in text and has_format_fields(text)
+    else:
         return False
-    return content_role(text) is not None
+    return fields and content_role(text) is not None
 
 
 def _hot_lines(code: str) -> list[int]:
