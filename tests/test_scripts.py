@@ -468,3 +468,18 @@ export class Optimiser extends WorkflowEntrypoint {
     write_files(tmp_path, {"wf.ts": code})
     # the judging step reads the draft step's output, a variable of the function around it
     assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "wf.ts", 14)]
+
+
+def test_an_escaped_nul_in_a_template_literal_is_text(tmp_path: Path) -> None:
+    code = """import OpenAI from "openai";
+const client = new OpenAI();
+function key(a: string, b: string | null) { return `${a}\\0${b ?? ""}`; }
+export const JUDGE_PROMPT = `You are a strict judge. Score the answer ${key("a", null)}\\0 now.`;
+export async function judge(answer: string) {
+  return client.chat.completions.create({ model: "gpt-4o", messages: [
+    { role: "user", content: `${JUDGE_PROMPT}\\n<answer>${answer}</answer>` }] });
+}
+"""
+    write_files(tmp_path, {"key.ts": code})
+    result = lint_tree(tmp_path)
+    assert not result.tool_errors, result.tool_errors

@@ -670,6 +670,7 @@ def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | 
     chars: list[str] = []
     where: list[int] = []
     fields: list[int] = []
+    marks: set[int] = set()
     i, e = start + 1, end - 1
     template = code[start] == "`"
     while i < e:
@@ -682,6 +683,7 @@ def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | 
                     depth -= 1
                 j += 1
             fields.append(i + 2)
+            marks.add(len(chars))  # (by place: a decoded "\0" is text, not a field)
             chars.append("\0")
             where.append(i + 2)
             i = j
@@ -710,8 +712,8 @@ def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | 
     out: list[str] = []
     out_where: list[int] = []
     k = 0
-    for ch, w in zip(chars, where, strict=True):
-        if ch != "\0":
+    for at_char, (ch, w) in enumerate(zip(chars, where, strict=True)):
+        if at_char not in marks:
             out.append(ch)
             out_where.append(w)
             continue
@@ -739,6 +741,7 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
     chars: list[str] = []
     where: list[int] = []
     fields: list[int] = []  # source offset of each top-level replacement field's expression
+    marks: set[int] = set()  # where in ``chars`` each field stands
     for prefix, b, e, _ in _tokens(src.code, start, end):
         if "f" not in prefix:
             n = len(chars)
@@ -766,6 +769,7 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
                         depth -= 1
                     j += 1
                 fields.append(i + 1)
+                marks.add(len(chars))  # (by place: a decoded "\0" is text, not a field)
                 chars.append("\0")
                 where.append(i + 1)
                 i = j
@@ -780,8 +784,8 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
     text: list[str] = []
     out_where: list[int] = []
     k = 0
-    for ch, w in zip(chars, where, strict=True):
-        if ch != "\0":
+    for at_char, (ch, w) in enumerate(zip(chars, where, strict=True)):
+        if at_char not in marks:
             text.append(ch)
             out_where.append(w)
             continue
