@@ -7,12 +7,19 @@ import ast
 from pathlib import Path
 
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evallint.catalogue import CatalogueError, parse_framework
 from evallint.cli import main
+from evallint.config import Config
+from evallint.frontend import ParseError
+from evallint.frontends.script_front import build_script_facts
 from evallint.frontends.scriptlower import lower
 from evallint.frontends.scriptparse import module_name, parse, resolve_specifier
+from evallint.pyflow.analysis import Analysis
 from evallint.pyflow.providers import CAT
+from evallint.source import SourceFile
 from tests.conftest import lint_tree, write_files
 
 LLM_HELPER = """import OpenAI from "openai";
@@ -483,3 +490,33 @@ export async function judge(answer: string) {
     write_files(tmp_path, {"key.ts": code})
     result = lint_tree(tmp_path)
     assert not result.tool_errors, result.tool_errors
+
+
+SCRIPT_PIECES = [
+    'import OpenAI from "openai";', "const c = new OpenAI();", "let x = `a ${b} \\0 c`;",
+    "for (let i = 0; i < n; i++) {", "}", "while (true) {", "do { y++ } while (y < 3);",
+    "const { a, b: [d, ...e] = [], ...f } = await g({ ...h, [k]: 1 });",
+    "xs.map(async (x) => { return await c.chat.completions.create(x); });",
+    "const p = { model: m, messages: [[\"system\", s], ...rest] }; c.responses.create(p);",
+    "new StateGraph(S).addNode(\"a\", f).addEdge(START, \"a\").compile();",
+    "class K extends B { #p = 1; constructor(private q: T) { super(); } m = () => this.#p; }",
+    "switch (v) { case 1: break; default: }", "label: for (const k in o) { continue label; }",
+    "export default async function (req, res) { res.json(JSON.parse(r)); }",
+    "<div>a & b</div>", "const y = a?.b?.[c]!.d as any satisfies T;", "`${`${`x`}`}`",
+    "module.exports.f = (a) => a;", "const z = require(\"@anthropic-ai/sdk\");", "}}{{((",
+    "x ??= y; x ||= z; x &&= w;", "try { } catch { } finally { }", "/re[g]ex/.test(s);",
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(SCRIPT_PIECES), min_size=1, max_size=12),
+       st.sampled_from(["a.ts", "b.tsx", "c.js", "d.mjs"]))
+def test_generated_scripts_never_crash_the_front_end(pieces: list[str], name: str) -> None:
+    text = "\n".join(pieces)
+    source = SourceFile(Path(name), name, text, text.encode())
+    try:
+        facts = build_script_facts(source, force=True)
+    except ParseError:
+        return
+    if facts.analyzed:
+        Analysis([facts], Config()).run()
