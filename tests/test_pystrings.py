@@ -208,7 +208,7 @@ def test_prefix_signals_survive_the_plural_rule() -> None:
     assert signal_in("previously", ["previous_*"]) is None
 
 
-def test_a_function_returns_its_template_by_its_name_or_by_what_it_says() -> None:
+def test_a_function_named_for_a_prompt_returns_its_template() -> None:
     code = (
         "from textwrap import dedent\n"
         "def build_judge_prompt(answer, plan):\n"
@@ -219,13 +219,9 @@ def test_a_function_returns_its_template_by_its_name_or_by_what_it_says() -> Non
         "def render(answer):\n"
         '    return f"You are a strict judge. Score {answer} from 1 to 10 with care."\n'
     )
-    # named for a prompt, or a text that says it is a judge's with a field: a template either way
-    prompts = {p.name: p for p in _templates(code)}
-    assert set(prompts) == {"build_judge_prompt", "render"}
-    assert all(p.role.is_evaluator for p in prompts.values())
-    assert _at(code, prompts["build_judge_prompt"]) == {"plan": "plan"}
-    plain = code.replace("You are a strict judge. Score {answer}", "Here is {answer},")
-    assert [p.name for p in _templates(plain)] == ["build_judge_prompt"]
+    [prompt] = _templates(code)
+    assert prompt.name == "build_judge_prompt" and prompt.role.is_evaluator
+    assert _at(code, prompt) == {"plan": "plan"}
 
 
 def test_el103_reads_python_strings_only_when_asked(tmp_path: Path) -> None:

@@ -38,14 +38,7 @@ from evallint.frontends.template_text import TextMap, is_rule_line
 from evallint.pyast import dotted, str_const
 from evallint.pyflow.build import asks_score
 from evallint.pyflow.relevance import function_role, makes_eval_artifacts
-from evallint.roles import (
-    EVALUATOR_WORDS,
-    Role,
-    RoleInfo,
-    content_role,
-    name_tokens,
-    prompt_name_role,
-)
+from evallint.roles import EVALUATOR_WORDS, Role, RoleInfo, name_tokens, prompt_name_role
 from evallint.source import char_column
 
 PosMap = Callable[[int, int], Pos]
@@ -64,7 +57,7 @@ _ASSIGNED_TAIL = re.compile(r"s?(?:\s*[:=]|\()")
 # Words on a line that can make a string a prompt by its use; statements without one on any
 # of their lines are not walked (most of a large module).
 _HOT_WORDS = (".format(", " % ", "emplate", "rompt", "ROMPT", "content", "ystem", "YSTEM",
-              "nstruction", "NSTRUCTION", "Message", "InputField", "ou are ")
+              "nstruction", "NSTRUCTION", "Message", "InputField")
 # Name tokens that make a name a prompt's ("JUDGE_PROMPT", "grader_template", "SYSTEM_MSG").
 _PROMPT_HEADS = frozenset({"prompt", "prompts", "template", "templates", "tmpl", "instructions",
                            "instruction"})
@@ -88,14 +81,8 @@ def prompt_module(code: str, low: str | None = None) -> bool:
     shape is worth a parse (``*_PROMPT``, LangChain's ``*Prompt*`` classes, dspy fields):
     ``TEMPLATES`` and ``template =`` are everywhere in web and tooling code. Three substring
     tests, as every skipped file pays them."""
-    return ("PROMPT" in code or "Prompt" in code or "InputField" in code
-            or _addressed(code)) and may_hold_templates(code, low)
-
-
-def _addressed(code: str) -> bool:
-    """A text that tells a model who it is, beside a format field: a prompt template whatever
-    the constant holding it is called (two substring tests)."""
-    return "{" in code and ("You are" in code or "you are" in code)
+    return ("PROMPT" in code or "Prompt" in code or "InputField" in code) and (
+        may_hold_templates(code, low))
 
 
 def _assigned(code: str) -> bool:
@@ -114,7 +101,7 @@ def may_hold_templates(code: str, low: str | None = None) -> bool:
     """The cheap test before ``ast.parse``: could this module hold a prompt template that a
     rule can speak of? A template's shape or use, and a word of the evaluator's side or of a
     rubric somewhere (every template rule needs a judge's template or a rubric variable)."""
-    if not (any(w in code for w in _SHAPE_WORDS) or _assigned(code) or _addressed(code)
+    if not (any(w in code for w in _SHAPE_WORDS) or _assigned(code)
             or (('"content"' in code or "'content'" in code) and "role" in code)):
         return False
     low = code.lower() if low is None else low  # (the caller's, when it has it)
@@ -158,8 +145,7 @@ class _Finder:
         seen: set[int] = set()
         out: list[_Cand] = []
         for cand in [*self.bound.values(), *self.direct]:
-            if id(cand.node) in seen or not (cand.uses or cand.shaped or _stated(cand)) or \
-                    cand.grouped:
+            if id(cand.node) in seen or not (cand.uses or cand.shaped) or cand.grouped:
                 continue
             seen.add(id(cand.node))
             out.append(cand)
@@ -238,8 +224,7 @@ class _Finder:
             # def build_judge_prompt(...): return f"""..."""
             name = scope.rsplit(".", 1)[-1]
             text = _string_node(stmt.value)
-            if text is not None and (set(name_tokens(name)) & _PROMPT_HEADS
-                                     or _states_a_role(text)):
+            if text is not None and set(name_tokens(name)) & _PROMPT_HEADS:
                 self._bind(name, scope, text)
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             self.target, self.target_value = "", None
@@ -400,26 +385,6 @@ class _Finder:
         elif lit is not None:
             self.direct.append(_Cand(node, self._name_of(owner or node), scope, uses=[how],
                                      dialect=dialect))
-
-
-def _stated(cand: _Cand) -> bool:
-    """A string bound to a name whose text states whose prompt it is ("You are a strict
-    judge ...", "You are a careful solver ...") and has a format field (``{answer}``): a
-    template by what it says, whatever the name it is bound to."""
-    return _states_a_role(cand.node)
-
-
-def _states_a_role(node: ast.expr) -> bool:
-    if isinstance(node, ast.JoinedStr):  # an f-string: its fields are its variables
-        text = "".join(v.value for v in node.values
-                       if isinstance(v, ast.Constant) and isinstance(v.value, str))
-        fields = any(isinstance(v, ast.FormattedValue) for v in node.values)
-    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-        text = node.value
-        fields = "{" in text and has_format_fields(text)
-    else:
-        return False
-    return fields and content_role(text) is not None
 
 
 def _hot_lines(code: str) -> list[int]:
