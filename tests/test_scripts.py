@@ -520,3 +520,19 @@ def test_generated_scripts_never_crash_the_front_end(pieces: list[str], name: st
         return
     if facts.analyzed:
         Analysis([facts], Config()).run()
+
+
+def test_a_nan_check_validates_a_parsed_score(tmp_path: Path) -> None:
+    code = """import OpenAI from "openai";
+const openai = new OpenAI();
+export async function conciseness(output: string) {
+  const response = await openai.chat.completions.create({ model: "gpt-4o", messages: [
+    { role: "user", content: `Rate the text from 0 to 10 for conciseness.\\n${output}` }] });
+  const score = parseFloat(response.choices[0]?.message?.content?.trim() || "0");
+  return CHECK;
+}
+"""
+    write_files(tmp_path, {"q.ts": code.replace("CHECK", "isNaN(score) ? 5 : score")})
+    assert _codes(lint_tree(tmp_path, {"EL504"})) == []
+    write_files(tmp_path, {"q.ts": code.replace("CHECK", "score")})
+    assert _codes(lint_tree(tmp_path, {"EL504"})) == [("EL504", "q.ts", 6)]

@@ -46,7 +46,8 @@ _TEXT_METHODS = frozenset({"lower", "upper", "strip", "lstrip", "rstrip", "casef
 _KEY_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _ORDER_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _MEMBER_OPS = (ast.In, ast.NotIn)
-_VALIDATE_CALLS = {"isinstance", "parse_obj", "parse_raw", "TypeAdapter", "clamp", "clip"}
+_VALIDATE_CALLS = {"isinstance", "parse_obj", "parse_raw", "TypeAdapter", "clamp", "clip", "isnan",
+                   "isfinite"}
 
 PosMap = Callable[[int, int], Pos]
 
