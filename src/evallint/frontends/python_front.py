@@ -120,7 +120,7 @@ def parse_python(source: SourceFile, config: Config) -> PythonFacts:
         defaults = env_defaults(source, config, source.text)
         if defaults:  # what the analysis resolves changes with them: so does the digest
             facts.env_defaults = defaults
-            facts.digest = _digest(facts.digest + repr(defaults))
+            facts.digest = digest(facts.digest + repr(defaults))
     return facts
 
 
@@ -167,7 +167,7 @@ def _facts(source: SourceFile, force: bool,
         if "import" in code:
             facts.imported = imported_modules(code, package)
             if facts.imported:
-                facts.digest = _digest(code)
+                facts.digest = digest(code)
         return facts, None
     skipped: list[tuple[Pos, str]] = []
     try:
@@ -182,14 +182,22 @@ def _facts(source: SourceFile, force: bool,
     if joined is not None and joined.code != code:  # cells left out that do not parse
         code = joined.code
         low = code.lower()
-    facts.digest = _digest(code)
+    facts.digest = digest(code)
     facts.skipped_cells = tuple(skipped)
     if may_hold_templates(code, low):
         facts.prompts = _templates(tree, code, source.rel, pos_map)
     if not force and not needs_analysis(tree, code, facts.module):
         facts.imported = imported_modules(code, package)
         return facts, module_tree
-    builder = Builder(tree, code, None if pos_map is _plain_pos else pos_map)
+    build_into(facts, Builder(tree, code, None if pos_map is _plain_pos else pos_map), package)
+    if "pydantic_evals" in facts.fw_roots:
+        facts.datasets, facts.judge_defaults = dataset_facts(tree, facts.imports, pos_map)
+    return facts, module_tree
+
+
+def build_into(facts: PythonFacts, builder: Builder, package: str) -> None:
+    """Run the builder over a module's tree (a Python module's, or a script's lowered one) and
+    keep what it built on ``facts``: the analysis reads both kinds the same way."""
     try:
         builder.build(package)
     except RecursionError:
@@ -204,9 +212,6 @@ def _facts(source: SourceFile, force: bool,
     facts.function_names = frozenset(builder.functions)
     facts.function_order = tuple(builder.functions)
     facts.constant_names = frozenset(builder.constants)
-    if "pydantic_evals" in facts.fw_roots:
-        facts.datasets, facts.judge_defaults = dataset_facts(tree, facts.imports, pos_map)
-    return facts, module_tree
 
 
 def _templates_only(code: str, rel: str, pos_map: PosMap) -> list[PromptFacts]:
@@ -311,7 +316,8 @@ def _blank_broken_cells(joined: JoinedNotebook, skipped: list[tuple[Pos, str]]) 
     return found
 
 
-def _digest(code: str) -> str:
+def digest(code: str) -> str:
+    """The digest the project analysis cache keys a module's facts by."""
     return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 

@@ -10,7 +10,6 @@ only what they import, so that a script importing the project's LLM helper is pa
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import PurePosixPath
 
@@ -19,7 +18,7 @@ from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.envfiles import env_defaults
 from evallint.frontends.pystrings import RULE_WORDS, find_templates
-from evallint.frontends.python_front import needs_cst
+from evallint.frontends.python_front import build_into, digest, needs_cst
 from evallint.frontends.scriptlower import lower
 from evallint.frontends.scriptparse import (
     TYPESCRIPT_SUFFIXES,
@@ -31,7 +30,7 @@ from evallint.frontends.scriptparse import (
 from evallint.kinds import FileKind
 from evallint.pyflow.build import Builder
 from evallint.pyflow.ir import PythonFacts
-from evallint.pyflow.providers import CAT, framework_roots, has_sdk_call
+from evallint.pyflow.providers import CAT
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
@@ -61,7 +60,7 @@ def parse_script(source: SourceFile, config: Config) -> PythonFacts:
         defaults = env_defaults(source, config, source.text)
         if defaults:
             facts.env_defaults = defaults
-            facts.digest = _digest(facts.digest + repr(defaults))
+            facts.digest = digest(facts.digest + repr(defaults))
     return facts
 
 
@@ -76,7 +75,7 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
     if not force and not needs_parse(code):
         facts.imported = imported_modules(code, rel)
         if facts.imported:
-            facts.digest = _digest(code)
+            facts.digest = digest(code)
         return facts
     tree, error = parse_partial(code, rel)
     if error is not None:  # a note names it; what parsed is analysed
@@ -85,27 +84,13 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
         module, imported = lower(tree.root_node, source.data, rel, CAT)
     except RecursionError:
         raise ParseError("too deeply nested to analyse (recursion limit)") from None
-    facts.digest = _digest(code)
+    facts.digest = digest(code)
     if may_hold_prompts(code):
         facts.prompts = list(find_templates(module, code, rel, _plain_pos, script=True))
     if not force and not needs_analysis(module, code, facts.module):
         facts.imported = tuple(dict.fromkeys(imported))
         return facts
-    builder = Builder(module, code, None)
-    try:
-        builder.build("")  # (relative imports are resolved by the lowering)
-    except RecursionError:
-        raise ParseError("too deeply nested to analyse (recursion limit)") from None
-    facts.analyzed = True
-    facts.imports = builder.imports
-    facts.constants = builder.constants
-    facts.functions = builder.functions
-    facts.owners = builder.owners
-    facts.calls_sdk = has_sdk_call(facts)
-    facts.fw_roots = framework_roots(facts)
-    facts.function_names = frozenset(builder.functions)
-    facts.function_order = tuple(builder.functions)
-    facts.constant_names = frozenset(builder.constants)
+    build_into(facts, Builder(module, code, None), "")  # (the lowering resolved the imports)
     return facts
 
 
@@ -127,7 +112,3 @@ def may_hold_prompts(code: str) -> bool:
 
 def _plain_pos(line: int, column: int) -> Pos:
     return Pos(line, column + 1)
-
-
-def _digest(code: str) -> str:
-    return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
