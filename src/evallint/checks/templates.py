@@ -120,6 +120,13 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
     return None
 
 
+def _weight(signal: str, ctx: Context) -> Severity | None:
+    """A warning for a signal that names the task's own material as often as the generator's
+    (EL102's ``weak`` parameter), else the rule's severity."""
+    weak = as_list(ctx.params("EL102").get("weak"))
+    return Severity.WARNING if signal in weak or name_listed(signal, weak) else None
+
+
 def _allowed_names(ctx: Context) -> set[str]:
     params = ctx.params("EL103")
     names = set(ctx.config.allowed_evaluator_inputs)
@@ -204,7 +211,8 @@ def evaluator_inputs(facts: PromptFacts, ctx: Context) -> Iterator[Finding]:
                                   f"'{shown}' reaches the evaluator by design: {reason}",
                                   severity=Severity.NOTE, evidence=evidence)
             else:
-                yield ctx.finding("EL102", facts.path, var.pos, msg, evidence=evidence)
+                yield ctx.finding("EL102", facts.path, var.pos, msg, evidence=evidence,
+                                  default=_weight(signal, ctx))
             continue
         name, _ = _checked_name(var, containers)
         if name and name not in allowed and not name_listed(name, allowed) and (
