@@ -121,10 +121,10 @@ def _denied(var: TemplateVar, ctx: Context) -> tuple[str, str] | None:
 
 
 def _weight(signal: str, ctx: Context) -> Severity | None:
-    """A warning for a signal that names the task's own material as often as the generator's
+    """A note for a signal that names the task's own material as often as the generator's
     (EL102's ``weak`` parameter), else the rule's severity."""
     weak = as_list(ctx.params("EL102").get("weak"))
-    return Severity.WARNING if signal in weak or name_listed(signal, weak) else None
+    return Severity.NOTE if signal in weak or name_listed(signal, weak) else None
 
 
 def _allowed_names(ctx: Context) -> set[str]:
