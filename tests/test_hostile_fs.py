@@ -441,8 +441,8 @@ def test_a_tree_s_config_names_no_policy_pack_outside(tmp_path: Path, outside: P
 
 ARENA = ("judge_model: gpt-4o-mini\nregex_pattern: \\[\\[([AB]+)\\]\\]\n"
          'system_prompt: "You are an impartial judge. End with [[A]] or [[B]]."\n'
-         'prompt_template: ["Question: {question}\\nWriter reasoning: {reasoning}\\n<a>{answer_a}</a>'
-         '\\n<b>{answer_b}</b>"]\n')
+         'prompt_template: ["Question: {question}\\nWriter reasoning: {reasoning}'
+         '\\n<a>{answer_a}</a>\\n<b>{answer_b}</b>"]\n')
 RECORD = ('{"name": "tone_judge", "model": "gpt-4o-mini", "system_prompt": "You are a strict '
           'grader. Reply with JSON {\\"score\\": 1}.", "prompt_template": "Question: {question}'
           '\\nNotes: {scratchpad}\\n<answer>\\n{answer}\\n</answer>"}')
