@@ -164,7 +164,7 @@ class Framework:
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
-        return any(_package_match(p, module) for p in self.packages)
+        return fw_owns(self.packages, module)
 
 
 def _package_match(package: str, module: str) -> bool:
@@ -405,6 +405,7 @@ def _script_methods(source: str, data: Any) -> tuple[tuple[str, str], ...]:
 
 
 def fw_owns(packages: tuple[str, ...], module: str) -> bool:
+    """Is ``module`` from one of ``packages`` (a framework's, before its row is built)?"""
     return any(_package_match(p, module) for p in packages)
 
 

@@ -640,18 +640,9 @@ def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | 
     template = code[start] == "`"
     while i < e:
         if template and code.startswith("${", i):
-            depth, j = 1, i + 2
-            while j < e and depth:
-                if code[j] in "{[(":
-                    depth += 1
-                elif code[j] in "}])":
-                    depth -= 1
-                j += 1
             fields.append(i + 2)
-            marks.add(len(chars))  # (by place: a decoded "\0" is text, not a field)
-            chars.append("\0")
-            where.append(i + 2)
-            i = j
+            _add_field(chars, where, marks, i + 2)
+            i = _field_end(code, i + 2, e)
             continue
         seg = i
         while seg < e and not (template and code.startswith("${", seg)):
@@ -674,21 +665,10 @@ def _script_text(src: _Source, node: ast.expr, start: int, end: int) -> _Text | 
     values = [v for v in node.values if isinstance(v, ast.FormattedValue)]
     if len(values) != len(fields):
         return None
-    out: list[str] = []
-    out_where: list[int] = []
-    k = 0
-    for at_char, (ch, w) in enumerate(zip(chars, where, strict=True)):
-        if at_char not in marks:
-            out.append(ch)
-            out_where.append(w)
-            continue
-        names = _field_names(values[k].value)
-        k += 1
-        label = "{" + names[0] + "}" if len(names) == 1 else "{_}"
-        out.append(label)
-        at = w if len(names) == 1 and code.startswith(names[0].split(".")[0], w) else None
-        out_where.extend([w] + [at if at is not None else w] * (len(label) - 1))
-    return _Text("".join(out), out_where, True)
+    text, out_where = _with_fields(
+        chars, where, marks, values,
+        lambda _expr, name, w: w if code.startswith(name.split(".")[0], w) else None)
+    return _Text(text, out_where, True)
 
 
 def _extends_itself(node: ast.expr, name: str) -> bool:
@@ -726,18 +706,9 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
                 i += 2
                 continue
             if c == "{":
-                depth, j = 1, i + 1
-                while j < e and depth:
-                    if src.code[j] in "{[(":
-                        depth += 1
-                    elif src.code[j] in "}])":
-                        depth -= 1
-                    j += 1
                 fields.append(i + 1)
-                marks.add(len(chars))  # (by place: a decoded "\0" is text, not a field)
-                chars.append("\0")
-                where.append(i + 1)
-                i = j
+                _add_field(chars, where, marks, i + 1)
+                i = _field_end(src.code, i + 1, e)
                 continue
             seg_end = i
             while seg_end < e and src.code[seg_end] not in "{}":
@@ -746,26 +717,55 @@ def _fstring_text(src: _Source, node: ast.JoinedStr, start: int, end: int) -> _T
             i = max(seg_end, i + 1)
     values = [v for v in node.values if isinstance(v, ast.FormattedValue)]
     exact = len(values) == len(fields)
-    text: list[str] = []
+    joined, out_where = _with_fields(chars, where, marks, values,
+                                     lambda expr, name, _w: _name_offset(src, expr, name))
+    if not exact:
+        return _Text(joined, [start] * len(joined), False)
+    return _Text(joined, out_where, True)
+
+
+def _field_end(code: str, at: int, end: int) -> int:
+    """Past the brace that closes a replacement field whose expression starts at ``at``."""
+    depth, j = 1, at
+    while j < end and depth:
+        if code[j] in "{[(":
+            depth += 1
+        elif code[j] in "}])":
+            depth -= 1
+        j += 1
+    return j
+
+
+def _add_field(chars: list[str], where: list[int], marks: set[int], at: int) -> None:
+    """A field's place among the decoded characters (known by its index: a decoded "\0"
+    is text, not a field), its expression at ``at``."""
+    marks.add(len(chars))
+    chars.append("\0")
+    where.append(at)
+
+
+def _with_fields(chars: list[str], where: list[int], marks: set[int],
+                 values: list[ast.FormattedValue],
+                 name_at: Callable[[ast.expr, str, int], int | None]) -> tuple[str, list[int]]:
+    """A literal's decoded characters as format text: ``{name}`` where each field stands (the
+    indexes in ``marks``; ``{_}`` for a field that is not one name), every character with its
+    offset. ``name_at`` says where a field's name stands in the source (None: at the field)."""
+    out: list[str] = []
     out_where: list[int] = []
     k = 0
     for at_char, (ch, w) in enumerate(zip(chars, where, strict=True)):
         if at_char not in marks:
-            text.append(ch)
+            out.append(ch)
             out_where.append(w)
             continue
         val = values[k] if k < len(values) else None
         k += 1
         names = _field_names(val.value) if val is not None else []
         label = "{" + names[0] + "}" if len(names) == 1 else "{_}"
-        text.append(label)
-        at = _name_offset(src, val.value, names[0]) if val is not None and len(names) == 1 else (
-            None)
+        out.append(label)
+        at = name_at(val.value, names[0], w) if val is not None and len(names) == 1 else None
         out_where.extend([w] + [at if at is not None else w] * (len(label) - 1))
-    joined = "".join(text)
-    if not exact:
-        return _Text(joined, [start] * len(joined), False)
-    return _Text(joined, out_where, True)
+    return "".join(out), out_where
 
 
 def _name_offset(src: _Source, expr: ast.expr, path: str) -> int | None:

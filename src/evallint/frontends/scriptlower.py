@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +95,6 @@ class Lowerer:
         # functions of this file by name -> their first parameter is destructured
         self.local_shapes: dict[str, bool] = {}
         self.imported: list[str] = []
-        self.last_map = "_m0"  # the list the last ``map`` made a loop collects into
         # per function being lowered: its parameter forwarded as keywords (see forwarded)
         self.forwarding: list[str] = []
         self.py_modules: set[str] = set()  # Python modules the built-ins lower to
@@ -103,6 +102,7 @@ class Lowerer:
         # properties are its keywords (`create(params)` is `create(model=..., ...)`)
         self.objects: dict[str, Node] = {}
         self.expanding: set[int] = set()  # objects being spread into another (no cycles)
+        self.forwards: dict[int, str | None] = {}  # forwarded(), by function node
 
     # ------------------------------------------------------------------ helpers
 
@@ -161,15 +161,16 @@ class Lowerer:
     def forwarded(self, fn: Node) -> str | None:
         """``function complete(args) { return client.chat.completions.create(args) }``: the
         first parameter, handed whole to a call, is that call's keywords (as Python's
-        ``def complete(**args): return create(**args)``); its name, else None."""
-        params = fn.child_by_field_name("parameters")
+        ``def complete(**args): return create(**args)``); its name, else None. Asked when the
+        file's shapes are read and again when the function is lowered: kept."""
+        if fn.id not in self.forwards:
+            self.forwards[fn.id] = self._forwarded(fn)
+        return self.forwards[fn.id]
+
+    def _forwarded(self, fn: Node) -> str | None:
+        pat = self.first_pattern(fn.child_by_field_name("parameters"))
         body = fn.child_by_field_name("body")
-        first = next(iter(self.named(params)), None) if params is not None else None
-        if first is None or body is None:
-            return None
-        pat = first.child_by_field_name("pattern") if first.type in (
-            "required_parameter", "optional_parameter") else first
-        if pat is None or pat.type != "identifier":
+        if pat is None or body is None or pat.type != "identifier":
             return None
         name = self.text(pat)
         stack, seen = [body], 0
@@ -184,6 +185,16 @@ class Lowerer:
                     return name
             stack.extend(n.named_children)
         return None
+
+    def first_pattern(self, params: Node | None) -> Node | None:
+        """The pattern of the first of these parameters (``x``, ``{ a, b }``); ``params`` is a
+        function's parameter list or an arrow's lone parameter."""
+        if params is None:
+            return None
+        first = params if params.type == "identifier" else next(iter(self.named(params)), None)
+        if first is not None and first.type in ("required_parameter", "optional_parameter"):
+            return first.child_by_field_name("pattern")
+        return first
 
     def _destructures(self, params: Node) -> bool:
         first = next(iter(self.named(params)), None)
@@ -513,7 +524,7 @@ class Lowerer:
         if t == "call_expression":
             loop = self.callback_loop(e, statement=True)
             if loop is not None:
-                return loop
+                return loop[0]
         if t == "sequence_expression":
             return [s for c in self.named(e) for s in self.expression_statement(c)]
         return [self.at(ast.Expr(value=self.expr(e)), e)]
@@ -838,7 +849,7 @@ class Lowerer:
         if t == "object":
             return self.object(n)
         if t == "array":
-            elts = [self.element(c) for c in self.named(n)]
+            elts = [self.expr(c) for c in self.named(n)]
             if len(elts) == 2 and isinstance(elts[0], ast.Constant) and \
                     elts[0].value in _ROLES:  # ["system", text]: a message pair
                 return self.at(ast.Tuple(elts=elts, ctx=ast.Load()), n)
@@ -909,9 +920,6 @@ class Lowerer:
         """A function written where a value is: defined before the statement, named."""
         self.push(self.function(name, fn))
         return self.at(ast.Name(id=name, ctx=ast.Load()), fn)
-
-    def element(self, n: Node) -> ast.expr:
-        return self.expr(n)
 
     def string_value(self, n: Node) -> str:
         parts: list[str] = []
@@ -1054,8 +1062,9 @@ class Lowerer:
             return chained
         loop = self.callback_loop(n, statement=False)
         if loop is not None:
-            self.scope.pre.extend(loop)
-            return self.at(ast.Name(id=self.last_map, ctx=ast.Load()), n)
+            stmts, collected = loop
+            self.scope.pre.extend(stmts)
+            return self.at(ast.Name(id=collected, ctx=ast.Load()), n)
         comp = self.comprehension(n)
         if comp is not None:
             return comp
@@ -1191,21 +1200,14 @@ class Lowerer:
         stmts = self.block(body.named_children)
         self.scope = saved
 
-        class Keep(ast.NodeTransformer):
-            def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
-                return node
-
-            visit_AsyncFunctionDef = visit_FunctionDef
-            visit_ClassDef = visit_FunctionDef
-
-            def visit_Return(self, node: ast.Return) -> Any:
-                value = node.value if node.value is not None else ast.Constant(None)
-                return ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(
-                    id=result, ctx=ast.Store()), node)], value=value), node)
+        def keep(node: ast.Return) -> Any:
+            value = node.value if node.value is not None else ast.Constant(None)
+            return ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(
+                id=result, ctx=ast.Store()), node)], value=value), node)
 
         for st in stmts:
-            out = Keep().visit(st)
-            if isinstance(out, ast.stmt):
+            out = _on_returns(st, keep)
+            if out is not None:
                 self.scope.pre.append(out)
         return self.at(ast.Name(id=result, ctx=ast.Load()), fn)
 
@@ -1232,35 +1234,38 @@ class Lowerer:
                                                            ctx=ast.Load()), n),
                                 args=[self.expr(args[1])], keywords=[]), n)
 
-    def callback_loop(self, n: Node, statement: bool) -> list[ast.stmt] | None:
-        """``xs.forEach(cb)`` (a statement), ``xs.map(cb)`` / ``for (const x of xs)`` with a
-        block body: a ``for`` loop over ``xs`` running the body; ``map`` collects what the body
-        returns in a list (``self.last_map`` names it)."""
+    def method_callback(self, n: Node) -> tuple[str, Node, Node] | None:
+        """``xs.map(cb)``: the method, its receiver and the callback, when a method is given
+        one argument and it is a function."""
         fn = n.child_by_field_name("function")
-        if fn is None:
-            return None
-        fn = self.unwrap(fn)
-        if fn.type != "member_expression":
+        fn = self.unwrap(fn) if fn is not None else None
+        if fn is None or fn.type != "member_expression":
             return None
         prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
         args = self.arguments(n)
         if prop is None or obj is None or len(args) != 1:
             return None
-        method = self.text(prop)
         cb = self.unwrap(args[0])
-        if cb.type not in _FUNCTIONS or method not in ("forEach", "map", "flatMap") or \
-                (method == "forEach" and not statement):
+        return (self.text(prop), obj, cb) if cb.type in _FUNCTIONS else None
+
+    def callback_params(self, cb: Node) -> Node | None:
+        return self.first_pattern(cb.child_by_field_name("parameters")
+                                  or cb.child_by_field_name("parameter"))
+
+    def callback_loop(self, n: Node, statement: bool) -> tuple[list[ast.stmt], str] | None:
+        """``xs.forEach(cb)`` (a statement), ``xs.map(cb)`` / ``for (const x of xs)`` with a
+        block body: a ``for`` loop over ``xs`` running the body; ``map`` collects what the body
+        returns in a list. The statements, and the list's name (empty for ``forEach``)."""
+        found = self.method_callback(n)
+        if found is None:
+            return None
+        method, obj, cb = found
+        if method not in ("forEach", "map", "flatMap") or (method == "forEach" and not statement):
             return None
         body = cb.child_by_field_name("body")
         if body is None or (body.type != "statement_block" and method != "forEach"):
             return None  # map(x => expr) is a comprehension
-        params = cb.child_by_field_name("parameters") or cb.child_by_field_name("parameter")
-        first = None
-        if params is not None:
-            first = params if params.type == "identifier" else next(iter(self.named(params)),
-                                                                    None)
-        pat = first.child_by_field_name("pattern") if first is not None and first.type in (
-            "required_parameter", "optional_parameter") else first
+        pat = self.callback_params(cb)
         loop_var = self.fresh("it")
         target: ast.expr = self.at(ast.Name(id=loop_var, ctx=ast.Store()), cb)
         if pat is not None and pat.type == "identifier":
@@ -1289,58 +1294,36 @@ class Lowerer:
         iterable = self.expr(obj)
         out.append(self.at(ast.For(target=target, iter=iterable,
                                    body=self.nonempty([*pre, *stmts], cb), orelse=[]), n))
-        if collect:
-            self.last_map = collect
-        return out
+        return out, collect
 
     def collecting(self, stmt: ast.stmt, collect: str) -> ast.stmt:
         """A ``map`` body's ``return v`` -> ``collect.append(v); continue`` (nested
         functions keep their own returns)."""
 
-        class Swap(ast.NodeTransformer):
-            def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
-                return node
+        def append(node: ast.Return) -> Any:
+            if node.value is None:
+                return ast.copy_location(ast.Continue(), node)
+            call = ast.copy_location(ast.Expr(value=ast.copy_location(ast.Call(
+                func=ast.copy_location(ast.Attribute(value=ast.copy_location(ast.Name(
+                    id=collect, ctx=ast.Load()), node), attr="append", ctx=ast.Load()),
+                    node), args=[node.value], keywords=[]), node)), node)
+            return [call, ast.copy_location(ast.Continue(), node)]
 
-            visit_AsyncFunctionDef = visit_FunctionDef
-            visit_ClassDef = visit_FunctionDef
-
-            def visit_Return(self, node: ast.Return) -> Any:
-                if node.value is None:
-                    return ast.copy_location(ast.Continue(), node)
-                append = ast.copy_location(ast.Expr(value=ast.copy_location(ast.Call(
-                    func=ast.copy_location(ast.Attribute(value=ast.copy_location(ast.Name(
-                        id=collect, ctx=ast.Load()), node), attr="append", ctx=ast.Load()),
-                        node), args=[node.value], keywords=[]), node)), node)
-                return [append, ast.copy_location(ast.Continue(), node)]
-
-        out = Swap().visit(stmt)
-        return out if isinstance(out, ast.stmt) else stmt
+        out = _on_returns(stmt, append)
+        return out if out is not None else stmt
 
     def comprehension(self, n: Node) -> ast.expr | None:
         """``xs.map(x => f(x))`` / ``xs.filter(x => p(x))``: a list comprehension."""
-        fn = n.child_by_field_name("function")
-        if fn is None or self.unwrap(fn).type != "member_expression":
+        found = self.method_callback(n)
+        if found is None:
             return None
-        fn = self.unwrap(fn)
-        prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
-        args = self.arguments(n)
-        if prop is None or obj is None or len(args) != 1:
-            return None
-        method = self.text(prop)
-        cb = self.unwrap(args[0])
-        if method not in ("map", "filter", "flatMap", "some", "every", "find") or \
-                cb.type not in _FUNCTIONS:
+        method, obj, cb = found
+        if method not in ("map", "filter", "flatMap", "some", "every", "find"):
             return None
         body = cb.child_by_field_name("body")
         if body is None or body.type == "statement_block":
             return None
-        params = cb.child_by_field_name("parameters") or cb.child_by_field_name("parameter")
-        first = None
-        if params is not None:
-            first = params if params.type == "identifier" else next(iter(self.named(params)),
-                                                                    None)
-        pat = first.child_by_field_name("pattern") if first is not None and first.type in (
-            "required_parameter", "optional_parameter") else first
+        pat = self.callback_params(cb)
         target = self.target(pat) if pat is not None and pat.type == "identifier" else None
         if target is None:
             target = self.at(ast.Name(id=self.fresh("it"), ctx=ast.Store()), cb)
@@ -1352,6 +1335,24 @@ class Lowerer:
             assert isinstance(target, ast.Name)
             value = self.at(ast.Name(id=target.id, ctx=ast.Load()), cb)
         return self.at(ast.ListComp(elt=value, generators=[gen]), n)
+
+
+def _on_returns(stmt: ast.stmt, replace: Callable[[ast.Return], Any]) -> ast.stmt | None:
+    """``stmt`` with each ``return`` of its own replaced (those of a function or class inside
+    it are theirs); None when the statement itself was replaced by several."""
+
+    class Swap(ast.NodeTransformer):
+        def visit_FunctionDef(self, node: ast.AST) -> ast.AST:
+            return node
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+        visit_ClassDef = visit_FunctionDef
+
+        def visit_Return(self, node: ast.Return) -> Any:
+            return replace(node)
+
+    out = Swap().visit(stmt)
+    return out if isinstance(out, ast.stmt) else None
 
 
 def fn_label(path: str) -> str:
