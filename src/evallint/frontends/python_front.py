@@ -147,7 +147,7 @@ def _facts(source: SourceFile, force: bool,
     facts = PythonFacts(path=source.rel, kind=kind.value, module=module_name(source.rel),
                         notebook=is_nb)
     code = source.text
-    pos_map = _plain_pos
+    pos_map = plain_pos
     joined: JoinedNotebook | None = None
     if is_nb:
         joined = join_cells(source.text, limit)
@@ -189,7 +189,7 @@ def _facts(source: SourceFile, force: bool,
     if not force and not needs_analysis(tree, code, facts.module):
         facts.imported = imported_modules(code, package)
         return facts, module_tree
-    build_into(facts, Builder(tree, code, None if pos_map is _plain_pos else pos_map), package)
+    build_into(facts, Builder(tree, code, None if pos_map is plain_pos else pos_map), package)
     if "pydantic_evals" in facts.fw_roots:
         facts.datasets, facts.judge_defaults = dataset_facts(tree, facts.imports, pos_map)
     return facts, module_tree
@@ -321,5 +321,6 @@ def digest(code: str) -> str:
     return hashlib.blake2b(code.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def _plain_pos(line: int, column: int) -> Pos:
+def plain_pos(line: int, column: int) -> Pos:
+    """A module's own position (no notebook cells): a 0-based column made 1-based."""
     return Pos(line, column + 1)

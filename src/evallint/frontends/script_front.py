@@ -18,7 +18,7 @@ from evallint.facts import Pos
 from evallint.frontend import ParseError, frontend
 from evallint.frontends.envfiles import env_defaults
 from evallint.frontends.pystrings import RULE_WORDS, find_templates
-from evallint.frontends.python_front import build_into, digest, needs_cst
+from evallint.frontends.python_front import build_into, digest, needs_cst, plain_pos
 from evallint.frontends.scriptlower import lower
 from evallint.frontends.scriptparse import (
     TYPESCRIPT_SUFFIXES,
@@ -70,9 +70,10 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
     rel = source.rel
     facts = PythonFacts(path=rel, kind=kind_of(rel).value, module=module_name(rel))
     code = source.text
-    if rel.lower().endswith((".min.js", ".d.ts")) or minified(code):
-        return facts  # build output and type declarations: no code of anyone's to check
-    if not force and not needs_parse(code):
+    if minified(code):  # (``*.min.js`` and ``*.d.ts`` are never classified as scripts)
+        return facts  # build output: no code of anyone's to check
+    low = code.lower()
+    if not force and not needs_parse(code, low):
         facts.imported = imported_modules(code, rel)
         if facts.imported:
             facts.digest = digest(code)
@@ -85,8 +86,8 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
     except RecursionError:
         raise ParseError("too deeply nested to analyse (recursion limit)") from None
     facts.digest = digest(code)
-    if may_hold_prompts(code):
-        facts.prompts = list(find_templates(module, code, rel, _plain_pos, script=True))
+    if may_hold_prompts(low):
+        facts.prompts = list(find_templates(module, code, rel, plain_pos, script=True))
     if not force and not needs_analysis(module, code, facts.module):
         facts.imported = tuple(dict.fromkeys(imported))
         return facts
@@ -104,11 +105,7 @@ def imported_modules(code: str, rel: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def may_hold_prompts(code: str) -> bool:
-    """A word of a judge's side or of a rubric somewhere: a template a rule can speak of."""
-    low = code.lower()
+def may_hold_prompts(low: str) -> bool:
+    """A word of a judge's side or of a rubric somewhere (in the lowercased text): a template a
+    rule can speak of."""
     return any(w in low for w in RULE_WORDS)
-
-
-def _plain_pos(line: int, column: int) -> Pos:
-    return Pos(line, column + 1)
