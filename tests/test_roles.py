@@ -44,6 +44,9 @@ TABLE = [
     ("Rank the documents by relevance to the query.", U, U, U),
     ("Please evaluate the following outline against our criteria. Return JSON.", E, U, E),
     ("Check your answer against the guidelines before you reply.", U, U, U),
+    ("Evaluate whether the summary is faithful to the document.", E, U, E),
+    ("Determine if the candidate reply answers the customer's question.", E, U, E),
+    ("Check if your draft follows the style guide, then send it.", U, U, U),
 ]
 
 

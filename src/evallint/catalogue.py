@@ -27,9 +27,11 @@ from typing import Any
 # Enumerations the schema allows (a typo in a catalogue file is an error, not a silent miss).
 REQUIRES = ("model-or-sdk-import", "own-import-and-model", "none")
 # chat: a chat model run by its methods; client: a model handle another object is given
-# (``BedrockModel(model_id=...)``), never run by itself; the others are framework objects
+# (``BedrockModel(model_id=...)``), never run by itself; provider: a factory of such handles
+# (``createOpenAI({...})``: what it returns, called with a model id, is a client); the others
+# are framework objects
 KINDS = ("chat", "agent", "module", "team", "judge", "model", "evalopt", "engine", "forward",
-         "task", "evaluator", "client")
+         "task", "evaluator", "client", "provider")
 HOOKS = ("settings-model", "crewai-task", "pydantic-evals-judge", "textgrad-forward",
          "textgrad-backward", "evaluator-optimizer")
 

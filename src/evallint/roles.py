@@ -249,6 +249,13 @@ MAKER_TASK = re.compile(
     r"(?:^|(?<=[.!?:;\n]))[^\S\n]*(?:please\s+)?(rewrite|revise|improve|rework|polish|refine)\s+"
     r"(?:your|the|this)\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(sorted(CANDIDATE_NOUNS)) +
     r")s?\b", re.I | re.M)
+# A judgement asked of the candidate's text: "Evaluate whether the summary is faithful to the
+# document", "Determine if the answer is correct" (one's own, "check if your answer ...", is not).
+JUDGE_WHETHER_TASK = re.compile(
+    r"\b(evaluate|assess|judge|determine|decide|verify|check)\s+(?:whether|if)\s+"
+    r"(?:the|this|each|a|an)\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(sorted(CANDIDATE_NOUNS)) +
+    r")s?\s+(?:is|are|was|were|does|do|has|have|contains?|answers?|follows?|meets?|matches|"
+    r"addresses|satisfies|correctly|accurately|fully|adequately)\b", re.I)
 # Work measured against a standard: "Evaluate the outline against our criteria" (a check of
 # one's own work, "check your answer against the guidelines", is a maker's habit, not a judge).
 JUDGE_CRITERIA_TASK = re.compile(
@@ -343,7 +350,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
         return Role.GENERATOR, [maker]
     task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text) or \
         _verdict_question(text) or first_direct(JUDGE_COMPARE_TASK, text, Role.EVALUATOR) or \
-        first_direct(JUDGE_CRITERIA_TASK, text, Role.EVALUATOR)
+        first_direct(JUDGE_CRITERIA_TASK, text, Role.EVALUATOR) or \
+        first_direct(JUDGE_WHETHER_TASK, text, Role.EVALUATOR)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):

@@ -223,7 +223,7 @@ def handle_model(it: Interp, val: Val, rows_only: bool = False) -> tuple[str | N
     to the Vercel AI SDK's ``generateText``); ``rows_only``: only objects the catalogue
     lists, not any call with a ``model=``."""
     for sc in [*it.calls_in(val), *_global_calls(it, val)]:
-        row = CAT.object_row(qualify(sc.func, it.mod.facts.imports))
+        row = CAT.object_row(qualify(sc.func, it.mod.facts.imports)) or _provided(it, sc)
         if rows_only and (row is None or row.model is None):
             continue
         inner = model_value(row.model, sc) if row is not None and row.model is not None \
@@ -233,6 +233,18 @@ def handle_model(it: Interp, val: Val, rows_only: bool = False) -> tuple[str | N
             if found[0] is not None:
                 return found
     return None, ""
+
+
+def _provided(it: Interp, sc: CallIR) -> ObjectRow | None:
+    """The client row of a call on what a provider factory made (``const openai =
+    createOpenAI({...})`` then ``openai("gpt-4o")`` or ``openai.chat("gpt-4o")``): the handle's
+    model is the call's first argument."""
+    head = Val(names=(sc.func.split(".")[0],))
+    for made in [*it.calls_in(head), *_global_calls(it, head)]:
+        row = CAT.object_row(qualify(made.func, it.mod.facts.imports))
+        if row is not None and row.kind == "provider":
+            return row
+    return None
 
 
 def _global_calls(it: Interp, val: Val) -> list[CallIR]:
