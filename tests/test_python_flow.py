@@ -328,3 +328,52 @@ def test_the_project_analysis_cache_follows_changes_to_any_python_file(tmp_path:
         assert codes() == ["EL301"]
     finally:
         os.chdir(old)
+
+
+def test_a_judge_nested_in_the_function_that_holds_its_model(tmp_path: Path) -> None:
+    """The nested function reads the enclosing function's chat model and prompt template."""
+    code = """\
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_openai import ChatOpenAI
+
+
+def compare_runs(questions):
+    llm = ChatOpenAI(model="gpt-4.1")
+    rubric = ChatPromptTemplate.from_messages([
+        ("system", "You are a strict grader. Score the answer from 1 to 10."),
+        ("human", "Q: {q}\\n<answer>{a}</answer>"),
+    ])
+
+    def mark(q, a):
+        return (rubric | llm).invoke({"q": q, "a": a}).content
+
+    def attempt(q):
+        return llm.invoke(q).content
+
+    def both(q):
+        return mark(q, attempt(q))
+
+    return [both(q) for q in questions]
+"""
+    result = lint(tmp_path, {"bench/compare.py": code}, {"EL301"})
+    assert found(result) == [("EL301", "bench/compare.py", 13)]
+    assert result.findings[0].severity.value == "error"  # the template's text makes the judge
+
+
+def test_a_nested_function_that_binds_the_name_itself_does_not_see_the_outer_one(
+        tmp_path: Path) -> None:
+    code = """\
+from langchain_openai import ChatOpenAI
+
+
+def session():
+    llm = ChatOpenAI(model="gpt-4.1")
+
+    def mark(answer):
+        llm = ChatOpenAI(model="claude-sonnet-4-5")
+        return llm.invoke("You are a strict grader. Score the answer from 1 to 10: " + answer)
+
+    return mark(llm.invoke("Write a haiku about rain").content)
+"""
+    result = lint(tmp_path, {"bench/session.py": code}, {"EL301"})
+    assert found(result) == []

@@ -47,6 +47,10 @@ TABLE = [
     ("Evaluate whether the summary is faithful to the document.", E, U, E),
     ("Determine if the candidate reply answers the customer's question.", E, U, E),
     ("Check if your draft follows the style guide, then send it.", U, U, U),
+    ("Compare two chatbot responses to one question. Which is better? Return JSON.", E, U, E),
+    ("Which is better for beginners, Python or Rust?", U, U, U),
+    ("Evaluate this ad copy for:\n1. Clarity (1-10)\n2. Urgency (1-10)", E, U, E),
+    ("Rate the documents for relevance (1-5) to the query.", U, U, U),
 ]
 
 

@@ -233,14 +233,23 @@ JUDGE_SCALED_TASK = re.compile(
     r"(?:[\w'-]+,?\s+){1,6}?"
     r"(?:(?:from|between|out\s+of)\s+\d+|on\s+a\s+(?:\d+[-\u2013]point\s+)?scale\b"
     r"|\d+\s*(?:-|\u2013|/)\s*\d+\b)", re.I | re.M)
+# A judging verb on a thing made, whose criteria follow with their scales: "Evaluate this
+# marketing copy for:\n1. Clarity (1-10)" (the scale may be anywhere after the verb).
+JUDGE_LISTED_TASK = re.compile(
+    r"(?:^|(?<=[.!?:;\n]))[^\S\n]*(?:please\s+)?(evaluate|grade|score|rate|assess|critique)\s+"
+    r"(?:this|the|each|these)\s+(?:[\w-]+\s+){0,3}?(?:[\w-]+)\s*(?:for|on|against|using|by)\b"
+    r"(?=[\s\S]{0,400}?\(\s*\d+\s*(?:-|\u2013|to|/)\s*\d+\s*\))", re.I | re.M)
 # A comparison of candidates that picks or orders them: "Rank the responses", "Which answer is
 # better?", "Choose the better reply" (a pairwise or ranking judge).
 JUDGE_COMPARE_TASK = re.compile(
-    r"\b(rank|compare)\s+(?:the|these|both|all|each\s+of\s+the)\s+(?:[\w-]+\s+){0,2}?"
+    r"\b(rank|compare)\s+(?:the|these|both|all|each\s+of\s+the|(?:the\s+)?two)\s+"
+    r"(?:[\w-]+\s+){0,2}?"
     r"(?:responses|answers|outputs|completions|submissions|drafts|replies|summaries|essays|"
     r"translations)\b"
     r"|\b(which)\s+(?:of\s+the\s+(?:two\s+)?)?(?:response|answer|output|completion|reply|draft|"
     r"summary|translation)s?\s+is\s+(?:better|best|more\s+\w+)\b"
+    r"|\b(which)\s+(?:one\s+)?is\s+better\b(?=[^.\n]{0,80}(?:\bA\b|\bB\b|\{|json|reply|"
+    r"answer|respond|return))"
     r"|\b(pick|choose|select)\s+the\s+(?:better|best)\s+(?:one|response|answer|output|"
     r"completion|reply|draft|summary|translation)\b", re.I)
 # An instruction to rework one's own candidate: "Rewrite your draft", "Revise the answer below"
@@ -372,7 +381,7 @@ _NOT_OUTPUT = re.compile(r"\b(?:documents?|docs?|passages?|chunks?|contexts?|que
 
 def _scaled_task(text: str) -> Cue | None:
     """A judging verb with a scale whose object is not an input (see :data:`_NOT_OUTPUT`)."""
-    for m in JUDGE_SCALED_TASK.finditer(text):
+    for m in (*JUDGE_SCALED_TASK.finditer(text), *JUDGE_LISTED_TASK.finditer(text)):
         if not reported_speech(text, m.start()) and not _NOT_OUTPUT.search(m.group(0)):
             return Cue(Role.EVALUATOR, m.start(), m.end(), m.group(0), m.group(1).lower())
     return None

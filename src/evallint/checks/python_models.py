@@ -47,6 +47,10 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
         if x.role is not Role.EVALUATOR:
             continue
         e_keys = [k for k in chain_keys(x.origin) if k in base_e]
+        # one evaluator, one finding: a helper's call site and the call inside it are the
+        # same evaluator; the innermost call that names its model speaks for the chain
+        concrete = [k for k in e_keys if not _symbolic(base_e[k])]
+        e_keys = concrete[-1:] if concrete else e_keys[:1]
         # several generators reach this evaluator: the nearest one before it first, so the
         # finding names the same generator on every run (the origins come out of sets)
         g_keys = sorted({k for o in x.inputs_from for k in chain_keys(o) if k in base_g},

@@ -24,7 +24,7 @@ from typing import Any
 
 from evallint import datacodec
 from evallint.config import Config
-from evallint.pyflow import frameworks, instances, llmcalls
+from evallint.pyflow import closures, frameworks, instances, llmcalls
 from evallint.pyflow.build import TEXT_BLOCKS
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
@@ -98,6 +98,9 @@ class Analysis:
         # functions an evaluation framework runs as the task under evaluation (a dataset's
         # ``evaluate_sync(task)``): generators by structure, whatever they are called
         self.tasks: Mapping[tuple[str, str], str] = self._table("tasks", {})
+        # function -> what its locals hold at the end of its run, for the functions nested in
+        # it (see :mod:`evallint.pyflow.closures`)
+        self.closures: Mapping[tuple[str, str], closures.Env] = self._table("closures", {})
         # LLM calls that read their own earlier output (a model refining its own work)
         self.self_fed: AbstractSet[tuple[str, str, int]] = self._table("self_fed", set())
         # chat model constructors whose model comes from a parameter of the function that
@@ -514,6 +517,7 @@ class Analysis:
                 continue
             mod = funcs[key]
             epoch = self._epoch(mod.path)
+            env = self.closures.get(key)
             replayed = (rep.replay(self, key, mod, runs[key]) if rep is not None and runs[key] < 8
                         else None)
             if replayed is not None:
@@ -536,6 +540,11 @@ class Analysis:
                                             queued, epoch, runs[key])
             for dep in deps:
                 callers.setdefault(dep, set()).add(key)
+            if self.closures.get(key) != env:  # its nested functions read its locals
+                for inner in closures.nested_in(mod, key[1]):
+                    if (key[0], inner) not in queued and (key[0], inner) in funcs:
+                        queue.append((key[0], inner))
+                        queued.add((key[0], inner))
             # Before its first run a function reads as the empty summary (``summary()``), to
             # its callers and to itself: a first result equal to that changes nothing.
             old = self.summaries.get(key) or _EMPTY_SUMMARY

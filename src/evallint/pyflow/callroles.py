@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evallint.models import is_reasoning_model
+from evallint.pyflow import closures
 from evallint.pyflow.cues import makes_judge, makes_maker
 from evallint.pyflow.ir import Assign, CallIR, FunctionIR, If, Return, Step, Val
 from evallint.pyflow.relevance import PROMPT_HEADS, function_role
@@ -135,7 +136,7 @@ def prompt_texts(it: Interp, system: Val | None, prompts: list[Val]) -> list[str
     texts: list[str] = []
     work: list[tuple[Val, FunctionIR | None, int, Module]] = [
         (v, it.fn, 0, it.mod) for v in (system, *prompts) if v is not None]
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, int] | tuple[str, int, str]] = set()
     while work and len(texts) < 64:
         v, fn, depth, mod = work.pop()
         texts.extend(v.strings)
@@ -150,6 +151,13 @@ def prompt_texts(it: Interp, system: Val | None, prompts: list[Val]) -> list[str
                     seen.add(("local", id(it.local_vals[root])))
                     work.extend((x, fn, depth + 1, mod) for x in it.local_vals[root])
                 continue
+            if fn is it.fn and root not in fn.locals:
+                held = closures.captured(it, root)  # a local of an enclosing function
+                if held is not None:
+                    if ("closure", id(held[0]), root) not in seen:
+                        seen.add(("closure", id(held[0]), root))
+                        work.extend((x, held[0], depth + 1, mod) for x in held[1])
+                    continue
             if fn is not None and root in fn.locals:
                 continue  # a parameter or a local not bound yet: not the module's constant
             home, name = mod, root

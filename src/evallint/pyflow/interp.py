@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from evallint.facts import Pos
-from evallint.pyflow import flows, frameworks, instances, llmcalls, loopfacts
+from evallint.pyflow import closures, flows, frameworks, instances, llmcalls, loopfacts
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import (
     PASS_KEYS,
@@ -161,7 +161,9 @@ class Interp:
         for i, p in enumerate(self.fn.params):
             self.labels[p.name] = frozenset({L("param", None, i)})
             self.refs[p.name] = ("param", i)
+        closures.bind(self)
         self.block(self.fn.body)
+        closures.publish(self)
         s = self.summary
         s.role, s.role_evidence = self.own_role, self.own_evidence
         if self.meta and not self.own_configured:  # its name says generator, its prompt not
@@ -594,10 +596,9 @@ class Interp:
         if root in self.mod.facts.imports:
             target = self.mod.facts.imports[root]
             return "ext", f"{target}.{rest}" if rest else target
-        if root in self.mod.facts.functions or f"{self.fn.name}.{root}" in \
-                self.mod.facts.functions:
-            name = f"{self.fn.name}.{func}" if f"{self.fn.name}.{root}" in \
-                self.mod.facts.functions else func
+        scope = closures.scoped_function(self.mod, self.fn.name, root)
+        if root in self.mod.facts.functions or scope is not None:
+            name = f"{scope}.{func}" if scope is not None else func
             if self.fn.name == "<module>" and not rest and f"{name}#1" in self.mod.facts.functions:
                 name = self.definition_at(name)
             return "fn", f"{self.mod.name}.{name}"
@@ -673,7 +674,12 @@ class Interp:
         if v is None:
             return []
         vals = [v, *(x for n in v.names for x in self.local_vals.get(n.split(".")[0], ()))]
-        return [self.fn.calls[cid] for x in vals for cid in x.calls if cid < len(self.fn.calls)]
+        out = [self.fn.calls[cid] for x in vals for cid in x.calls if cid < len(self.fn.calls)]
+        for n in v.names:
+            root = n.split(".")[0]
+            if root not in self.local_vals:
+                out.extend(closures.captured_calls(self, root))
+        return out
 
     @property
     def genctx_globals(self) -> Mapping[str, L]:

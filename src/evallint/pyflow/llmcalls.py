@@ -469,7 +469,8 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     else:
         # a chain (``utility_prompt | llm``) carries its prompt template: what the template
         # says is the call's prompt as much as what ``invoke`` is given
-        texts = callroles.prompt_texts(it, None, [obj]) if obj is not None else []
+        chain = obj if obj is not None else c.recv  # ``(prompt | llm).invoke(...)``
+        texts = callroles.prompt_texts(it, None, [chain]) if chain is not None else []
         chained = [Val(strings=tuple(t for t in texts if len(t) > 40)[:8])] if texts else []
         role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals + chained,
                                            [*args, *kws.values()])
