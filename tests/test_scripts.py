@@ -536,3 +536,84 @@ export async function conciseness(output: string) {
     assert _codes(lint_tree(tmp_path, {"EL504"})) == []
     write_files(tmp_path, {"q.ts": code.replace("CHECK", "score")})
     assert _codes(lint_tree(tmp_path, {"EL504"})) == [("EL504", "q.ts", 6)]
+
+
+def test_a_judge_nested_in_a_setup_function_reads_its_model_and_template(
+        tmp_path: Path) -> None:
+    """A closure: the nested judge uses the enclosing function's chat model and prompt."""
+    code = """import { ChatAnthropic } from "@langchain/anthropic";
+import { ChatPromptTemplate } from "@langchain/core/prompts";
+
+export async function runSuite(cases: { q: string }[]) {
+  const claude = new ChatAnthropic({ model: "claude-sonnet-4-5" });
+  const marking = ChatPromptTemplate.fromMessages([
+    ["system", "You are a strict grader. Score the answer from 1 to 10."],
+    ["human", "Question: {q}\\n<answer>{a}</answer>"],
+  ]);
+  const mark = async (q: string, a: string) =>
+    marking.pipe(claude).invoke({ q, a });
+  for (const c of cases) {
+    const reply = await claude.invoke(c.q);
+    console.log(await mark(c.q, String(reply.content)));
+  }
+}
+"""
+    write_files(tmp_path, {"suite/run.ts": code})
+    result = lint_tree(tmp_path, {"EL301"})
+    assert _codes(result) == [("EL301", "suite/run.ts", 11)]
+    assert result.findings[0].severity.value == "error"
+
+
+def test_a_graph_node_in_a_file_without_llm_words_runs_an_imported_model(
+        tmp_path: Path) -> None:
+    """The node's file names no SDK: it is parsed because it imports a chat model (a default
+    export of a bound model), and the graph reads its node function from it."""
+    files = {
+        "bot/llms/drafter.ts": """import { ChatOpenAI } from "@langchain/openai";
+import { lookup } from "../tools";
+
+const drafter = new ChatOpenAI({ model: "gpt-4o-mini" }).bindTools([lookup]);
+export default drafter;
+""",
+        "bot/llms/checker.ts": """import { ChatOpenAI } from "@langchain/openai";
+import { z } from "zod";
+
+export const checker = new ChatOpenAI({ model: "gpt-4o-mini" }).withStructuredOutput(
+  z.object({ done: z.boolean(), notes: z.string() }));
+""",
+        "bot/tools.ts": "export const lookup = { name: 'lookup' };\n",
+        "bot/steps/draft.ts": """import drafter from "../llms/drafter";
+
+export async function draftStep(state: { messages: string[] }) {
+  const reply = await drafter.invoke(state.messages);
+  return { messages: [reply] };
+}
+""",
+        "bot/steps/check.ts": """import { checker } from "../llms/checker";
+
+export async function checkStep(state: { messages: { content: string }[] }) {
+  const last = state.messages[state.messages.length - 1].content;
+  const verdict = await checker.invoke(
+    `You are a strict judge. Decide whether the reply is complete.\\n<reply>${last}</reply>`);
+  return { done: verdict.done, notes: verdict.notes };
+}
+""",
+        "bot/graph.ts": """import { StateGraph, START, END } from "@langchain/langgraph";
+import { draftStep } from "./steps/draft";
+import { checkStep } from "./steps/check";
+
+const next = (s: { done: boolean }) => (s.done ? END : "draft");
+
+export const app = new StateGraph({ channels: {} })
+  .addNode("draft", draftStep)
+  .addNode("check", checkStep)
+  .addEdge(START, "draft")
+  .addEdge("draft", "check")
+  .addConditionalEdges("check", next)
+  .compile();
+""",
+    }
+    write_files(tmp_path, files)
+    result = lint_tree(tmp_path, {"EL301", "EL501"})
+    assert ("EL301", "bot/steps/check.ts", 5) in _codes(result)
+    assert ("EL501", "bot/graph.ts", 7) in _codes(result)  # (a chain reports at its start)

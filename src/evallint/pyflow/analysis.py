@@ -255,6 +255,7 @@ class Analysis:
                 x = self.load(f)
                 if x is not None and x.analyzed:
                     loaded.append(x)
+                    self.result.loaded.append(x.path)
             else:
                 rest.append(f)
         self.skipped = rest

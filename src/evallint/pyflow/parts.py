@@ -165,16 +165,31 @@ def holds_class(facts: PythonFacts, name: str) -> bool:
     return "." not in name and any(n.startswith(prefix) for n in facts.function_names)
 
 
-def builds_llm_object(facts: PythonFacts, name: str) -> bool:
+def builds_llm_object(facts: PythonFacts, name: str, depth: int = 0) -> bool:
     """Is the module-level ``name`` built by a catalogue constructor (an agent, a chat
-    model)? Only such a name links a file that imports it to the module's part."""
+    model)? Only such a name links a file that imports it to the module's part. (An alias
+    of such a name is one too: a script's ``export default worker``.)"""
     val = facts.constants.get(name)
-    fn = facts.functions.get(facts.owners.get(name, ""))
-    if val is None or fn is None:
+    if val is None:
         return False
-    return any(cid < len(fn.calls) and
-               CAT.object_row(qualify(fn.calls[cid].func, facts.imports)) is not None
-               for cid in val.calls)
+    if depth < 3 and any(builds_llm_object(facts, n, depth + 1) for n in val.names
+                         if n != name and n in facts.constants):
+        return True
+    fn = facts.functions.get(facts.owners.get(name, ""))
+    if fn is None:
+        return False
+    work, seen = list(val.calls), set()
+    while work:  # the constructor, or the receiver of a derived model (``.bindTools(t)``)
+        cid = work.pop()
+        if cid in seen or cid >= len(fn.calls):
+            continue
+        seen.add(cid)
+        c = fn.calls[cid]
+        if CAT.object_row(qualify(c.func, facts.imports)) is not None:
+            return True
+        if c.recv is not None and c.func.rsplit(".", 1)[-1] in CAT.derive_methods:
+            work.extend(c.recv.calls)
+    return False
 
 
 def _as_analyzed(f: PythonFacts) -> PythonFacts:

@@ -80,6 +80,9 @@ def graph_facts(project: Project, ctx: Context) -> list[GraphLoop | GraphLink]:
     if not graph_paths:
         return []
     result = result_for(project, ctx)
+    if result.loaded:  # a node function in a file only the analysis parsed
+        loaded = set(result.loaded)
+        facts = [(_load(f) or f) if f.path in loaded and not f.analyzed else f for f in facts]
     cache = ctx.cache
     key = ""
     if cache is not None:
@@ -306,6 +309,7 @@ def merge(results: list[Result], order: dict[str, int]) -> Result:
         out.flows += res.flows
         out.calls += res.calls
         out.loops += res.loops
+        out.loaded += res.loaded
         out.events += res.events
     for items in (out.flows, out.calls, out.loops, out.events):
         items.sort(key=lambda x: order.get(x.path, last))

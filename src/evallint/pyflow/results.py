@@ -93,6 +93,9 @@ class Result:
     calls: list[LLMCall] = field(default_factory=list)
     loops: list[LoopEvent] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    # the files the prefilter skipped that the analysis parsed (they import an LLM helper or
+    # object): the graph reader reads their code too (a node function defined there)
+    loaded: list[str] = field(default_factory=list)
 
 
 def where(path: str, pos: Pos) -> str:
