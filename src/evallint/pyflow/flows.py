@@ -17,7 +17,7 @@ from evallint.pyflow.ir import Assign, CallIR, Val, walk_steps
 from evallint.pyflow.providers import CAT
 from evallint.pyflow.results import Flow
 from evallint.pyflow.summaries import L, Origin
-from evallint.roles import EVALUATOR_WORDS, Role
+from evallint.roles import EVALUATOR_WORDS, LABEL_TOKENS, Role, singular
 
 if TYPE_CHECKING:
     from evallint.pyflow.interp import Interp
@@ -192,6 +192,9 @@ def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
                 continue  # reported where the caller passes it
             tokens = set(name_tokens(n))
             hit = tokens & CTX_TOKENS
+            last = singular(name_tokens(n))[-1:]
+            if hit and last and last[0] in LABEL_TOKENS:
+                continue  # a label of the trace (``trace.id``, ``steps.length``), not its content
             if "tool" in hit and not tokens & {"calls", "trace", "results", "uses"}:
                 hit.discard("tool")
             if "chain" in hit and "thought" not in tokens:
