@@ -475,7 +475,10 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
         role, evidence = callroles.role_of(it, c, None, obj, None, prompt_vals + chained,
                                            [*args, *kws.values()])
     inputs = {f"#{i}": a for i, a in enumerate(args)}
-    inputs.update({k: v for k, v in kws.items() if k not in CAT.non_content and k != "config"})
+    # (an evaluator run is shown all it is given: ``scorer.run({input, output})``'s output is
+    # the candidate, not the structured-output setting of an SDK call)
+    skip = frozenset(CAT.model_keywords) if judge else CAT.non_content
+    inputs.update({k: v for k, v in kws.items() if k not in skip and k != "config"})
     for labels in inputs.values():
         flows.note_slots(it, labels, "prompt", role)
     if role is not Role.EVALUATOR:

@@ -156,14 +156,18 @@ def qualify(func: str, imports: dict[str, str]) -> str:
 
 def call_arg(c: CallIR, keys: Iterable[str], position: int | None = None) -> Val | None:
     """The first of a row's keys the call passes (``"#0"`` is the first positional
-    argument), else the argument at ``position``."""
+    argument, ``judge.model`` the ``model`` key of the ``judge`` object argument), else the
+    argument at ``position``."""
     for k in keys:
         if k.startswith("#"):
             i = int(k[1:])
             if len(c.args) > i:
                 return c.args[i]
         else:
-            v = c.kw(k)
+            head, _, field = k.partition(".")
+            v = c.kw(head)
+            if v is not None and field:  # ``judge.model``: a key of an object argument
+                v = dict(v.keys).get(field)
             if v is not None:
                 return v
     if position is not None and len(c.args) > position:
