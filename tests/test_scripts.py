@@ -617,3 +617,23 @@ export const app = new StateGraph({ channels: {} })
     result = lint_tree(tmp_path, {"EL301", "EL501"})
     assert ("EL301", "bot/steps/check.ts", 5) in _codes(result)
     assert ("EL501", "bot/graph.ts", 7) in _codes(result)  # (a chain reports at its start)
+
+
+def test_callbacks_in_a_method_use_the_instance_field_model(tmp_path: Path) -> None:
+    """An instance field made by a call is set by the constructor; arrow functions defined
+    in a method close over ``this``."""
+    code = """import { ChatMistralAI } from "@langchain/mistralai";
+
+export class EssayCoach {
+  private llm = new ChatMistralAI({ model: "mistral-large-latest" });
+
+  async coach(topic: string) {
+    const write = async (t: string) => (await this.llm.invoke(`Write an essay on ${t}`)).content;
+    const mark = async (essay: string) =>
+      (await this.llm.invoke(`You are a strict grader. Score the essay from 1 to 10.\\n<essay>${essay}</essay>`)).content;
+    return mark(String(await write(topic)));
+  }
+}
+"""
+    write_files(tmp_path, {"coach.ts": code})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "coach.ts", 9)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from evallint.facts.modelpairs import ModelEnd, ModelPair, pair_source
@@ -63,8 +63,17 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
     # call of unknown role is no generator of it: a document analyser's other prompts) of its
     # own file, else of the modules beside its own. A graph link whose evaluator is known by
     # a name only and whose generator has no role of its own comes last (a weak pair).
-    def graph_pairs(weak: bool) -> None:
+    chains = [list(chain_keys(x.origin)) for x in calls
+              if x.role is Role.EVALUATOR and x.origin is not None]
+
+    def paired() -> set[Any]:
+        """The evaluators paired so far, with every call of their chain (a helper's call
+        site is the same evaluator as the call inside it)."""
         linked = {ek for ek, _ in pairs}
+        return linked | {k for ks in chains if linked.intersection(ks) for k in ks}
+
+    def graph_pairs(weak: bool) -> None:
+        linked = paired()
         for link in links or ():
             for ek, e in base_e.items():
                 if ek in linked or (e.path, e.function) != link.evaluator:
@@ -75,20 +84,21 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
                         pairs[(ek, gk)] = "graph"
 
     graph_pairs(weak=False)
-    _place_pairs(pairs, base_e, base_g, near)
+    _place_pairs(pairs, base_e, base_g, near, paired)
     graph_pairs(weak=True)
     return [(base_e[ek], base_g[gk], how)  # type: ignore[index,unused-ignore]
             for (ek, gk), how in pairs.items() if ek in base_e and gk in base_g]
 
 
 def _place_pairs(pairs: dict[tuple[object, object], str], base_e: Mapping[Any, LLMCall],
-                 base_g: Mapping[Any, LLMCall], near: dict[str, frozenset[str]] | None) -> None:
+                 base_g: Mapping[Any, LLMCall], near: dict[str, frozenset[str]] | None,
+                 paired: Callable[[], set[Any]]) -> None:
     """The evaluators no flow and no graph links: the named generators of their own file,
     else of the modules beside theirs."""
     places = {"file": lambda e: {e.path},
               "beside": lambda e: near.get(e.path, frozenset()) if near else frozenset()}
     for how, scope in places.items():
-        linked = {ek for ek, _ in pairs}
+        linked = paired()
         for ek, e in base_e.items():
             if ek in linked:
                 continue

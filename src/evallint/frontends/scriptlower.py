@@ -772,6 +772,7 @@ class Lowerer:
                         if value is not None:
                             bases.append(self.expr(value))
         body: list[ast.stmt] = []
+        fields: list[ast.stmt] = []
         class_body = n.child_by_field_name("body")
         for m in (class_body.named_children if class_body is not None else ()):
             mname = m.child_by_field_name("name")
@@ -787,9 +788,20 @@ class Lowerer:
                 value = self.unwrap(value)
                 if value.type in _FUNCTIONS:
                     body.append(self.function(key, value, method=True))
+                elif value.type in ("call_expression", "new_expression") and not any(
+                        c.type == "static" for c in m.children):
+                    # an instance field made by a call (``model = new ChatOpenAI(...)``) is
+                    # set on each instance before the constructor body runs
+                    fields.append(self.at(ast.Assign(targets=[self.at(ast.Attribute(
+                        value=self.at(ast.Name(id="self", ctx=ast.Load()), mname), attr=key,
+                        ctx=ast.Store()), mname)], value=self.expr(value)), m))
                 else:
                     body.append(self.at(ast.Assign(targets=[self.at(ast.Name(
                         id=key, ctx=ast.Store()), mname)], value=self.expr(value)), m))
+        if fields:
+            _init_fields(body, fields, self.at(ast.FunctionDef(
+                name="__init__", args=_self_args(), body=[], decorator_list=[], returns=None,
+                **_TYPE_PARAMS), n))
         return self.at(ast.ClassDef(name=cname, bases=bases, keywords=[],
                                     body=self.nonempty(body, n), decorator_list=[],
                                     **_TYPE_PARAMS), n)
@@ -1391,3 +1403,19 @@ def lower(root: Node, text: bytes, rel: str, cat: Any) -> tuple[ast.Module, list
     mod = low.module(root)
     ast.fix_missing_locations(mod)
     return mod, low.imported
+
+
+def _self_args() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(arg="self")], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _init_fields(body: list[ast.stmt], fields: list[ast.stmt], empty: ast.FunctionDef) -> None:
+    """Instance fields first in the constructor (one is made when the class has none)."""
+    init = next((st for st in body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and st.name == "__init__"), None)
+    if init is None:
+        empty.body = fields
+        body.insert(0, empty)
+    else:
+        init.body[:0] = fields

@@ -438,7 +438,9 @@ class Builder:
             qual = f"{outer.name}.{node.name}"
         else:
             qual = node.name
-        fn = _Fn(qual, cls=cls)
+        # a function nested in a method reads the instance the method does (``self.llm``
+        # in a node callback defined in the method: a closure over ``self``)
+        fn = _Fn(qual, cls=cls or outer.cls)
         params: list[Param] = []
         a = node.args
         scratch = _Fn("<defaults>")  # defaults run at definition time, not in the body

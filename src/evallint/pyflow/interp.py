@@ -439,6 +439,9 @@ class Interp:
                 out.add(ctx)
             if self.an.chats:
                 found = self.an.static_chat(self.mod, parts[0])
+                if not found and len(parts) > 1 and parts[0] in ("self", "cls") and self.fn.cls:
+                    # a function nested in a method: the instance it closes over
+                    found = self.an.static_chat(self.mod, f"{self.fn.cls}.{parts[1]}")
                 if not found and len(parts) > 1 and parts[0] in self.mod.facts.imports:
                     found = self.an.static_chat(self.mod, f"{parts[0]}.{parts[1]}")  # mod.llm
                 out |= found
