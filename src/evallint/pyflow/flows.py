@@ -192,7 +192,7 @@ def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
                 continue  # reported where the caller passes it
             tokens = set(name_tokens(n))
             hit = tokens & CTX_TOKENS
-            last = singular(name_tokens(n))[-1:]
+            last = singular(list(name_tokens(n)))[-1:]
             if hit and last and last[0] in LABEL_TOKENS:
                 continue  # a label of the trace (``trace.id``, ``steps.length``), not its content
             if "tool" in hit and not tokens & {"calls", "trace", "results", "uses"}:
