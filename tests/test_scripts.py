@@ -631,7 +631,7 @@ export class EssayCoach {
     const write = async (t: string) => (await this.llm.invoke(`Write an essay on ${t}`)).content;
     const mark = async (essay: string) =>
       (await this.llm.invoke(
-        `You are a strict grader. Score the essay from 1 to 10.\\n<essay>${essay}</essay>`)).content;
+      `You are a strict grader. Score the essay from 1 to 10.\\n<essay>${essay}</essay>`)).content;
     return mark(String(await write(topic)));
   }
 }
