@@ -105,6 +105,24 @@ class SetterRow:
 
 
 @dataclass(frozen=True)
+class ScriptWorkflow:
+    """A script framework's workflow chain (Mastra's ``createWorkflow({...}).then(a)
+    .dowhile(b, cond).commit()``): the chain's root calls (``start``), the step constructors
+    (``step``, made from an object whose ``run`` key is the step's work function), the
+    keyword a step is handed the previous step's output as (``input``), and the methods that
+    run a step next (``then``), again while a condition holds (``again_while``) or until it
+    holds (``again_until``). The lowering writes the chain as the function it runs."""
+
+    start: tuple[str, ...]
+    step: tuple[str, ...]
+    run: str
+    input: str
+    then: tuple[str, ...] = ()
+    again_while: tuple[str, ...] = ()
+    again_until: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ScriptPackage:
     """A JavaScript/TypeScript package of the framework (``@anthropic-ai/sdk``; a glob such
     as ``@ai-sdk/*``): a script's import of it reads as an import of ``module`` (the name the
@@ -163,6 +181,7 @@ class Framework:
     # .addNode(...).addEdge(...)``)
     script_methods: tuple[tuple[str, str], ...] = ()
     script_builders: tuple[str, ...] = ()
+    script_workflow: ScriptWorkflow | None = None
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -183,10 +202,12 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "objects": list, "calls": list, "call_text": list, "keywords": dict, "runs": dict,
         "history": dict, "derive": dict, "configure": list, "context": list,
         "set_model": list, "fields": dict, "examples": list, "scripts": list,
-        "script_methods": dict, "script_builders": list}
+        "script_methods": dict, "script_builders": list, "script_workflow": dict}
 _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
                         "scripts"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str}
+_WORKFLOW_KEYS = {"start": list, "step": list, "run": str, "input": str, "then": list,
+                  "again_while": list, "again_until": list}
 _EXAMPLE_KEYS = {"name": str, "files": dict, "expect": list, "clean": list}  # lists of mappings
 _REQUIRED = ("id", "label", "written_against", "docs", "packages")
 _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where": str,
@@ -394,7 +415,18 @@ def parse_framework(data: Any, source: str) -> Framework:
         tuple(examples), _strs(runs, "object"), _strs(runs, "entry_names"),
         _strs(runs, "judge_functions"), _strs(runs, "app_functions"),
         _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts),
-        _script_methods(source, d.get("script_methods")), _strs(d, "script_builders"))
+        _script_methods(source, d.get("script_methods")), _strs(d, "script_builders"),
+        _workflow(f"{source}: script_workflow", d.get("script_workflow")))
+
+
+def _workflow(where: str, data: Any) -> ScriptWorkflow | None:
+    if data is None:
+        return None
+    w = _check(where, data, _WORKFLOW_KEYS)
+    if not w.get("start") or not w.get("step") or not w.get("run") or not w.get("input"):
+        raise CatalogueError(f"{where}: needs start, step, run and input")
+    return ScriptWorkflow(_strs(w, "start"), _strs(w, "step"), str(w["run"]), str(w["input"]),
+                          _strs(w, "then"), _strs(w, "again_while"), _strs(w, "again_until"))
 
 
 def _script_methods(source: str, data: Any) -> tuple[tuple[str, str], ...]:
@@ -505,6 +537,7 @@ class Catalogue:
                                     key=lambda sp: "*" in sp.package))
         self.script_methods = {k: v for fw in fws for k, v in fw.script_methods}
         self.script_builders = frozenset(m for fw in fws for m in fw.script_builders)
+        self.script_workflows = tuple(fw.script_workflow for fw in fws if fw.script_workflow)
         self.script_prefilter = tuple(dict.fromkeys(sp.package.split("*")[0].lower()
                                                     for sp in self.scripts))
         # pattern lookups by qualified name, asked for every external call the analysis meets

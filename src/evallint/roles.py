@@ -79,6 +79,12 @@ EVALUATOR_WORDS = (STRONG_JUDGE_WORDS | WEAK_JUDGE_WORDS | {"rate"}) - AUDIT_WOR
 # it is, none of its content.
 LABEL_TOKENS = frozenset({"name", "title", "id", "label", "count", "number", "index", "type",
                           "status", "length", "size", "len", "num", "kind"})
+# Words that name an attempt counter or its bound: a loop's or a router's test on such a
+# value (``state["attempts"] >= MAX``, ``inputData.round >= 3``) bounds the loop.
+COUNTER_WORDS = frozenset({"attempt", "attempts", "iteration", "iterations", "iter", "retries",
+                           "retry", "tries", "count", "counter", "revision", "revisions",
+                           "round", "rounds", "max", "limit", "loops", "num", "turns",
+                           "cycles"})
 GENERATOR_WORDS = frozenset(
     {
         "generator", "generate", "generation", "writer", "write", "draft", "drafter",

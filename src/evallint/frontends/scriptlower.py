@@ -103,6 +103,11 @@ class Lowerer:
         self.objects: dict[str, Node] = {}
         self.expanding: set[int] = set()  # objects being spread into another (no cycles)
         self.forwards: dict[int, str | None] = {}  # forwarded(), by function node
+        # workflow frameworks (see ``workflow_chain``); the step being declared (its name and
+        # the key of its work function), and where each imported name comes from
+        self.workflows: tuple[Any, ...] = tuple(getattr(cat, "script_workflows", ()))
+        self.step_binding: tuple[str, str] | None = None
+        self.import_origin: dict[str, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ helpers
 
@@ -332,6 +337,7 @@ class Lowerer:
 
     def import_from(self, module: str, name: str, local: str, n: Node) -> ast.stmt:
         self.imported.append(f"{module}.{name}")
+        self.import_origin[local] = (module, name)
         return self.at(ast.ImportFrom(module=module, names=[ast.alias(name=name, asname=local)],
                                       level=0), n)
 
@@ -386,6 +392,13 @@ class Lowerer:
             if obj.type == "object" and parent is not None and \
                     parent.child(0) is not None and parent.child(0).type == "const":
                 self.objects[self.text(name)] = obj  # const params = {...}
+            run = self.step_run(value)
+            if run is not None:  # const draft = createStep({id, execute}): draft__execute
+                self.step_binding = (self.text(name), run)
+                try:
+                    return self.assign_value(self.text(name), value, d)
+                finally:
+                    self.step_binding = None
             return self.assign_value(self.text(name), value, d)
         target = self.target(name)
         if target is None:
@@ -396,6 +409,10 @@ class Lowerer:
         value = self.unwrap(value)
         if value.type in _FUNCTIONS:
             return [self.function(name, value)]
+        chain = self.workflow_chain(value)
+        if chain is not None:  # the chain's root, and the function it runs (hoisted)
+            return [self.at(ast.Assign(targets=[self.at(ast.Name(id=name, ctx=ast.Store()), n)],
+                                       value=chain), n)]
         if self.builder_chain(value, into=name) is not None:  # (its statements are hoisted)
             return []
         if value.type == "class":
@@ -989,8 +1006,11 @@ class Lowerer:
                 keys.append(self.at(ast.Constant(k), key) if k is not None else
                             self.expr(next(iter(self.named(key)), None)))
                 value = self.unwrap(value)
-                values.append(self.hoist(k if k and _IDENT.match(k) else self.fresh("fn"),
-                                         value) if value.type in _FUNCTIONS
+                fname = k if k and _IDENT.match(k) else self.fresh("fn")
+                if self.step_binding is not None and k == self.step_binding[1]:
+                    fname = f"{self.step_binding[0]}__{k}"
+                    self.step_binding = None
+                values.append(self.hoist(fname, value) if value.type in _FUNCTIONS
                               else self.expr(value))
             elif c.type == "shorthand_property_identifier":
                 keys.append(self.at(ast.Constant(self.text(c)), c))
@@ -1151,6 +1171,110 @@ class Lowerer:
                                                              self.arguments(n), fn)), n)
         self.scope.pre.append(self.at(ast.Expr(value=call), n))
         return self.at(ast.Name(id=recv.id, ctx=ast.Load()), n)
+
+    def step_run(self, value: Node) -> str | None:
+        """The work function's key when ``value`` calls a workflow's step constructor."""
+        if value.type != "call_expression":
+            return None
+        fn = value.child_by_field_name("function")
+        name = self.text(fn).rsplit(".", 1)[-1] if fn is not None else ""
+        return next((wf.run for wf in self.workflows if name in wf.step), None)
+
+    def workflow_chain(self, n: Node) -> ast.expr | None:
+        """``createWorkflow({...}).then(draft).dowhile(review, cond).commit()``: the chain is
+        written as the function the workflow runs, hoisted before the statement (each step's
+        work function handed the last step's output, a repeated step in a loop whose exit the
+        condition decides); its value is the root call."""
+        links: list[tuple[str, list[Node], Node]] = []
+        cur = self.unwrap(n)
+        while cur.type == "call_expression":
+            fn = cur.child_by_field_name("function")
+            fn = self.unwrap(fn) if fn is not None else None
+            if fn is None or fn.type != "member_expression":
+                break
+            prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
+            if prop is None or obj is None:
+                return None
+            links.append((self.text(prop), self.arguments(cur), prop))  # (at the method)
+            cur = self.unwrap(obj)
+        if cur.type != "call_expression" or not links:
+            return None
+        root = cur.child_by_field_name("function")
+        name = self.text(root).rsplit(".", 1)[-1] if root is not None else ""
+        wf = next((w for w in self.workflows if name in w.start), None)
+        if wf is None or not any(m in (*wf.then, *wf.again_while, *wf.again_until)
+                                 for m, _, _ in links):
+            return None
+        var = wf.input
+        body: list[ast.stmt] = []
+        for method, args, node in reversed(links):
+            step = self.run_step(wf, args[0], node) if args else None
+            if step is None:
+                continue
+            if method in wf.then:
+                body.append(step)
+            elif (method in wf.again_while or method in wf.again_until) and len(args) > 1:
+                test = self.step_condition(wf, args[1])
+                if method in wf.again_while:
+                    test = self.at(ast.UnaryOp(op=ast.Not(), operand=test), args[1])
+                leave = self.at(ast.If(test=test, body=[self.at(ast.Break(), args[1])],
+                                       orelse=[]), args[1])
+                body.append(self.at(ast.While(test=self.at(ast.Constant(True), node),
+                                              body=[step, leave], orelse=[]), node))
+        if not body:
+            return None
+        # the workflow hands back its last step's output: a loop's last attempt when one
+        # ends it (reported at the loop), else at the chain's last method
+        loops = [at for m, _, at in links if m in (*wf.again_while, *wf.again_until)]
+        end = loops[0] if loops and links[0][0] not in wf.then else links[0][2]
+        body.append(self.at(ast.Return(value=self.at(ast.Name(id=var, ctx=ast.Load()), end)),
+                            end))
+        fname = self.fresh("workflow")
+        self.push(self.at(ast.FunctionDef(
+            name=fname, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=var)], vararg=None,
+                                           kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                           defaults=[]),
+            body=body, decorator_list=[], returns=None, **_TYPE_PARAMS), n))
+        return self.expr(cur)
+
+    def run_step(self, wf: Any, step: Node, at: Node) -> ast.stmt | None:
+        """``<input> = <step>__<run>(<input>=<input>)`` for a step named in the chain (one
+        imported from another module is imported under that name too)."""
+        step = self.unwrap(step)
+        if step.type != "identifier":
+            return None
+        local = self.text(step)
+        work = f"{local}__{wf.run}"
+        origin = self.import_origin.get(local)
+        if origin is not None:
+            self.push(self.at(ast.ImportFrom(module=origin[0], names=[ast.alias(
+                name=f"{origin[1]}__{wf.run}", asname=work)], level=0), step))
+            self.imported.append(f"{origin[0]}.{origin[1]}__{wf.run}")
+        call = self.at(ast.Call(func=self.at(ast.Name(id=work, ctx=ast.Load()), step), args=[],
+                                keywords=[ast.keyword(arg=wf.input, value=self.at(ast.Name(
+                                    id=wf.input, ctx=ast.Load()), step))]), at)
+        return self.at(ast.Assign(targets=[self.at(ast.Name(id=wf.input, ctx=ast.Store()), at)],
+                                  value=call), at)
+
+    def step_condition(self, wf: Any, cond: Node) -> ast.expr:
+        """A loop's condition: an arrow's expression read in place when it destructures the
+        step's output (``({ inputData }) => inputData.score < 80``), else the condition's
+        function called with it."""
+        cond = self.unwrap(cond)
+        body = cond.child_by_field_name("body")
+        params = cond.child_by_field_name("parameters") or cond.child_by_field_name(
+            "parameter")
+        pattern = self.first_pattern(params)
+        if cond.type in _FUNCTIONS and body is not None and body.type != "statement_block" \
+                and pattern is not None and pattern.type == "object_pattern" and \
+                any(local == wf.input for _, local, _ in self.pattern_fields(pattern)):
+            return self.expr(body)
+        if cond.type in _FUNCTIONS:
+            func: ast.expr = self.hoist(self.fresh("condition"), cond)
+        else:
+            func = self.expr(cond)
+        return self.at(ast.Call(func=func, args=[], keywords=[ast.keyword(
+            arg=wf.input, value=self.at(ast.Name(id=wf.input, ctx=ast.Load()), cond))]), cond)
 
     def call_args(self, path: str, args: list[Node], fn: Node) -> dict[str, Any]:
         """Positional and keyword arguments: a first object literal is keywords (see the

@@ -31,16 +31,9 @@ from evallint.pyflow.ir import (
 from evallint.pyflow.relevance import function_role
 from evallint.pyflow.results import Result
 from evallint.pyflow.summaries import Tables
-from evallint.roles import Role, name_tokens
+from evallint.roles import COUNTER_WORDS, Role, name_tokens
 
 _START, _END = "__start__", "__end__"
-# Words that make a router's test an attempt bound (``state["attempts"] >= MAX``).
-_COUNTER_WORDS = frozenset({"attempt", "attempts", "iteration", "iterations", "iter", "retries",
-                            "retry", "tries", "count", "counter", "revision", "revisions",
-                            "round", "rounds", "max", "limit", "loops", "num", "turns",
-                            "cycles"})
-
-
 @dataclass(frozen=True)
 class GraphLoop:
     """A cycle through a generator node and an evaluator node, closed by a conditional edge."""
@@ -363,7 +356,7 @@ def _node_counts(fn: FunctionIR) -> bool:
             for name in operand.names:
                 for path in (name, *local.get(name, ())):
                     key = path.rsplit(".", 1)[-1]
-                    if key in written and set(name_tokens(key)) & _COUNTER_WORDS:
+                    if key in written and set(name_tokens(key)) & COUNTER_WORDS:
                         return True
     return False
 
@@ -388,7 +381,7 @@ def _counts_attempts(fn: FunctionIR, judged: set[str] | None = None) -> bool:
         if (v.compares or v.chained) and (judged is None or not v.compares or any(
                 _bounds(fn, op, judged, local) for op in v.compares)):
             return True
-        if any(set(name_tokens(n.replace(".", "_"))) & _COUNTER_WORDS for n in v.names):
+        if any(set(name_tokens(n.replace(".", "_"))) & COUNTER_WORDS for n in v.names):
             return True
     return False
 
@@ -400,7 +393,7 @@ def _bounds(fn: FunctionIR, op: Val, judged: set[str],
     if any(cid < len(fn.calls) and fn.calls[cid].func == "len" for cid in op.calls):
         return True
     paths = [p for n in op.names for p in (n, *local.get(n, ()))]
-    if any(set(name_tokens(p.replace(".", "_"))) & _COUNTER_WORDS for p in paths):
+    if any(set(name_tokens(p.replace(".", "_"))) & COUNTER_WORDS for p in paths):
         return True
     keys = {part for p in paths for part in p.split(".")[1:]}
     state_read = any("." in p for p in paths)

@@ -609,6 +609,13 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 ev.append(c.pos)
             if "generator" in s.called_roles and not s.llm:
                 gen.append(c.pos)
+    if s.llm and Role.EVALUATOR in s.own_call_roles and len(s.own_call_roles) > 1:
+        # a helper that both writes and judges (a workflow step that drafts and reviews):
+        # a loop around its call refines, as one around both calls written in the loop
+        # would (the call counted once above, by its role)
+        for lid in it.loop_stack:
+            gen, ev = it.loop_roles[lid]
+            (gen if role is Role.EVALUATOR else ev).append(c.pos)
     if s.loop_writes:
         loopfacts.caller_writes(it, c, s.loop_writes, vals)
     if s.return_elts:

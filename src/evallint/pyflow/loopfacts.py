@@ -27,7 +27,7 @@ from evallint.pyflow.ir import (
 )
 from evallint.pyflow.results import Event, where
 from evallint.pyflow.summaries import L, chain_keys
-from evallint.roles import Role
+from evallint.roles import COUNTER_WORDS, Role
 
 if TYPE_CHECKING:
     from evallint.pyflow.interp import Interp
@@ -52,9 +52,15 @@ def bounded(it: Interp, loop: Loop) -> bool:
                 return False
         return True
     assert loop.test is not None
-    if any(not judgey(it.peek(c)) for c in loop.test.compares):
+    if any(not judgey(it.peek(c)) or counted(c) for c in loop.test.compares):
         return True
     return _exit_on_counter(it, loop.body) or _exit_on_queue(it, loop.body)
+
+
+def counted(v: Val) -> bool:
+    """A compared value named as an attempt counter (``inputData.round``, ``state.attempts``):
+    a field of the step's output that counts, not the judge's opinion."""
+    return any(set(name_tokens(n.rsplit(".", 1)[-1])) & COUNTER_WORDS for n in v.names)
 
 
 def _exit_on_queue(it: Interp, steps: list[Step]) -> bool:
@@ -79,7 +85,7 @@ def _exit_on_counter(it: Interp, steps: list[Step]) -> bool:
         if isinstance(st, If):
             exits = any(isinstance(s, (Exit, Return)) and getattr(s, "kind", "") != "continue"
                         for s in st.body)
-            if exits and any(not judgey(it.peek(c)) for c in st.test.compares):
+            if exits and any(not judgey(it.peek(c)) or counted(c) for c in st.test.compares):
                 return True
             if _exit_on_counter(it, st.body) or _exit_on_counter(it, st.orelse):
                 return True
