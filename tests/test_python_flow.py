@@ -377,3 +377,41 @@ def session():
 """
     result = lint(tmp_path, {"bench/session.py": code}, {"EL301"})
     assert found(result) == []
+
+
+def test_a_judge_stated_in_chinese_and_a_retrieval_grader_in_chinese(tmp_path: Path) -> None:
+    """Who the prompt says the model is, in another language (rules/data/judge-words.yaml):
+    a judge of the answer is one; a grader of retrieved documents is not a judge of it."""
+    code = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def answer(question):
+    r = client.chat.completions.create(model="qwen-plus", messages=[
+        {"role": "user", "content": question}])
+    return r.choices[0].message.content
+
+
+def check_answer(question, reply):
+    r = client.chat.completions.create(model="qwen-plus", messages=[
+        {"role": "system", "content": "你是一位严格的评估员。请判断回答是否正确，给出1到10分。"},
+        {"role": "user", "content": f"问题：{question}\\n这是答案：{reply}"}])
+    return r.choices[0].message.content
+
+
+def grade_doc(question, doc):
+    r = client.chat.completions.create(model="qwen-plus", messages=[
+        {"role": "system", "content": "您是一位评估员，正在评估检索到的文档与用户问题的相关性。"},
+        {"role": "user", "content": f"文档：{doc}\\n问题：{question}"}])
+    return r.choices[0].message.content
+
+
+def run(question, docs):
+    kept = [d for d in docs if grade_doc(question, d) == "yes"]
+    reply = answer(question + "".join(kept))
+    return check_answer(question, reply)
+"""
+    result = lint(tmp_path, {"qa/flow.py": code}, {"EL301"})
+    assert found(result) == [("EL301", "qa/flow.py", 13)]

@@ -51,6 +51,11 @@ TABLE = [
     ("Which is better for beginners, Python or Rust?", U, U, U),
     ("Evaluate this ad copy for:\n1. Clarity (1-10)\n2. Urgency (1-10)", E, U, E),
     ("Rate the documents for relevance (1-5) to the query.", U, U, U),
+    ("你是一位严格的评估员。请给回答打分，1到10分。", E, E, E),
+    ("당신은 어시스턴트의 마지막 응답을 평가하는 평가자입니다.", E, E, E),
+    ("Você é um avaliador rigoroso. Dê uma nota de 1 a 10 à resposta.", E, E, E),
+    ("Tus intereses son la cocina y los viajes: escribe una receta.", U, U, U),
+    ("你是一个乐于助人的助手。请回答用户的问题。", U, U, U),
 ]
 
 

@@ -338,6 +338,71 @@ def first_direct(pattern: re.Pattern[str], text: str, role: Role) -> Cue | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Language:
+    window: int
+    you: tuple[str, ...]
+    nouns: tuple[str, ...]
+    retrieval: tuple[str, ...]
+    answer: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def _languages() -> tuple[_Language, ...]:
+    """The judge words of other languages (``rules/data/judge-words.yaml``)."""
+    import yaml
+
+    from evallint.rulemeta import rules_dir
+
+    data = yaml.safe_load((rules_dir() / "data" / "judge-words.yaml").read_text("utf-8"))
+    return tuple(_Language(int(d["window"]), tuple(w.lower() for w in d["you"]),
+                           tuple(w.lower() for w in d["nouns"]),
+                           tuple(w.lower() for w in d.get("retrieval") or ()),
+                           tuple(w.lower() for w in d.get("answer") or ()))
+                 for d in data["languages"].values())
+
+
+_SENTENCE_END = re.compile(r"[.!?\n。！？]")
+
+
+def foreign_identity(text: str) -> Cue | None:
+    """A judge's identity stated in another language ("你是一位评估员", "Você é um
+    avaliador"): a "you are" phrase with a judge noun after it in the same sentence."""
+    low = text.lower()
+    for lang in _languages():
+        for you in lang.you:
+            start = low.find(you)
+            while start >= 0:
+                if you.isascii() and not _word_at(low, start, len(you)):
+                    start = low.find(you, start + 1)  # "eres" inside "intereses"
+                    continue
+                span = low[start:start + len(you) + lang.window]
+                stop = _SENTENCE_END.search(span, len(you))
+                span = span[:stop.start()] if stop else span
+                for noun in lang.nouns:
+                    at = span.find(noun, len(you))
+                    if at >= 0 and (not noun.isascii() or _word_at(span, at, len(noun))):
+                        end = start + at + len(noun)
+                        return Cue(Role.EVALUATOR, start, end, text[start:end], noun)
+                start = low.find(you, start + 1)
+    return None
+
+
+def _word_at(text: str, at: int, size: int) -> bool:
+    """A word of its own there (``juge`` is not the start of ``jugement``)."""
+    before = text[at - 1] if at > 0 else " "
+    after = text[at + size] if at + size < len(text) else " "
+    return not before.isalnum() and not after.isalnum()
+
+
+def foreign_retrieval(text: str) -> bool:
+    """Does a text in another language grade a retrieved document ("检索到的文档"), and no
+    answer?"""
+    low = text.lower()
+    return any(any(p in low for p in lang.retrieval) and not any(a in low for a in lang.answer)
+               for lang in _languages())
+
+
 def stated_identity(text: str) -> Cue | None:
     """Who the text says the model is ("You are a grader"); None when it says neither, or
     both sides (as :func:`content_role` reads such a text)."""
@@ -345,7 +410,7 @@ def stated_identity(text: str) -> Cue | None:
     maker = first_direct(MAKER_IDENTITY, text, Role.GENERATOR)
     if judge is not None and maker is not None:
         return None
-    return judge or maker
+    return judge or maker or (foreign_identity(text) if not text.isascii() else None)
 
 
 def content_role(text: str) -> tuple[Role, list[Cue]] | None:
@@ -359,6 +424,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
     """
     judge = first_direct(JUDGE_IDENTITY, text, Role.EVALUATOR)
     maker = first_direct(MAKER_IDENTITY, text, Role.GENERATOR)
+    if judge is None and maker is None and not text.isascii():
+        judge = foreign_identity(text)  # "你是一位评估员", "Você é um avaliador"
     if judge is not None and maker is not None:
         return Role.UNKNOWN, [judge, maker]
     if maker is not None:

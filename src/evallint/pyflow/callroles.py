@@ -18,7 +18,7 @@ from evallint.pyflow.cues import makes_judge, makes_maker
 from evallint.pyflow.ir import Assign, CallIR, FunctionIR, If, Return, Step, Val
 from evallint.pyflow.relevance import PROMPT_HEADS, function_role
 from evallint.pyflow.summaries import L, Module
-from evallint.roles import Role, name_tokens, role_from_name
+from evallint.roles import Role, foreign_retrieval, name_tokens, role_from_name
 
 if TYPE_CHECKING:
     from evallint.pyflow.analysis import Analysis
@@ -88,6 +88,8 @@ def judges_input(texts: list[str]) -> bool:
     generator output as its subject (a judge of "the response" judges the generator)."""
     text = "\n".join(texts)
     human = _HUMAN_ANSWER.search(text) is not None
+    if not text.isascii() and foreign_retrieval(text) and not _MODEL_OUTPUT.search(text):
+        return True  # a retrieval grader written in another language
     if not (human or _INPUT_SUBJECT.search(text)):
         return False
     if _MODEL_OUTPUT.search(text):
