@@ -616,7 +616,7 @@ export const app = new StateGraph({ channels: {} })
     write_files(tmp_path, files)
     result = lint_tree(tmp_path, {"EL301", "EL501"})
     assert ("EL301", "bot/steps/check.ts", 5) in _codes(result)
-    assert ("EL501", "bot/graph.ts", 7) in _codes(result)  # (a chain reports at its start)
+    assert ("EL501", "bot/graph.ts", 12) in _codes(result)  # at `.addConditionalEdges(`
 
 
 def test_callbacks_in_a_method_use_the_instance_field_model(tmp_path: Path) -> None:

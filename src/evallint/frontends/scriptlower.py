@@ -122,6 +122,13 @@ class Lowerer:
         pynode.end_col_offset = node.end_point[1]
         return pynode
 
+    def at_span(self, pynode: Any, start: Node, end: Node) -> Any:
+        """``pynode`` from where ``start`` begins to where ``end`` ends."""
+        self.at(pynode, end)
+        pynode.lineno = start.start_point[0] + 1
+        pynode.col_offset = start.start_point[1]
+        return pynode
+
     def fresh(self, stem: str) -> str:
         self.counter += 1
         return f"_{stem}{self.counter}"
@@ -1165,11 +1172,14 @@ class Lowerer:
                 value=self.expr(obj)), obj))
             recv = self.at(ast.Name(id=tmp, ctx=ast.Load()), obj)
         assert isinstance(recv, ast.Name)
-        func = self.at(ast.Attribute(value=self.at(ast.Name(id=recv.id, ctx=ast.Load()), fn),
-                                     attr=method, ctx=ast.Load()), fn)
-        call = self.at(ast.Call(func=func, **self.call_args(f"{recv.id}.{method}",
-                                                             self.arguments(n), fn)), n)
-        self.scope.pre.append(self.at(ast.Expr(value=call), n))
+        # each builder call stands where its method is written (``.addConditionalEdges(`` on
+        # its own line), not where the chain starts
+        func = self.at(ast.Attribute(value=self.at(ast.Name(id=recv.id, ctx=ast.Load()), prop),
+                                     attr=method, ctx=ast.Load()), prop)
+        call = self.at_span(ast.Call(func=func, **self.call_args(f"{recv.id}.{method}",
+                                                                  self.arguments(n), fn)),
+                            prop, n)
+        self.scope.pre.append(self.at_span(ast.Expr(value=call), prop, n))
         return self.at(ast.Name(id=recv.id, ctx=ast.Load()), n)
 
     def step_run(self, value: Node) -> str | None:
