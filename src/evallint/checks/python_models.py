@@ -42,15 +42,33 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
               and compared(c) and c.origin and (c.model or c.obj)}
     base_g = {c.origin.key: c for c in calls if c.role is not Role.EVALUATOR
               and compared(c) and c.origin and (c.model or c.obj)}
+    # the evaluator calls made directly in each function: a call of that function is the
+    # same evaluator even when what it returns is not their output (a step that parses it)
+    inside: dict[tuple[str, str], list[Any]] = {}
+    for c in calls:
+        if c.role is Role.EVALUATOR and c.origin is not None and not c.origin.inner:
+            inside.setdefault((c.path, c.function.rsplit(".", 1)[-1]), []).append(c.origin.key)
+
+    def chain(x: LLMCall) -> list[Any]:
+        keys = list(chain_keys(x.origin))
+        if len(keys) == 1 and x.callee and "." not in x.callee:  # a helper called by name
+            found = [k for (_, fn), ks in inside.items() if fn == x.callee for k in ks]
+            here = [k for k in found if k[0] == x.path]
+            if here or len({k[0] for k in found}) == 1:  # its module's, or the one defining it
+                keys += here or found
+        return keys
+
     pairs: dict[tuple[object, object], str] = {}
     for x in calls:
         if x.role is not Role.EVALUATOR:
             continue
-        e_keys = [k for k in chain_keys(x.origin) if k in base_e]
+        e_keys = [k for k in chain(x) if k in base_e]
         # one evaluator, one finding: a helper's call site and the call inside it are the
-        # same evaluator; the innermost call that names its model speaks for the chain
-        concrete = [k for k in e_keys if not _symbolic(base_e[k])]
-        e_keys = concrete[-1:] if concrete else e_keys[:1]
+        # same evaluator; the innermost call on the model the call site runs speaks for the
+        # chain (a helper whose model is its parameter is reported where it is given one)
+        if e_keys:
+            site = base_e[e_keys[0]].model
+            e_keys = [k for k in e_keys if base_e[k].model == site][-1:]
         # several generators reach this evaluator: the nearest one before it first, so the
         # finding names the same generator on every run (the origins come out of sets)
         g_keys = sorted({k for o in x.inputs_from for k in chain_keys(o) if k in base_g},
@@ -63,8 +81,7 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
     # call of unknown role is no generator of it: a document analyser's other prompts) of its
     # own file, else of the modules beside its own. A graph link whose evaluator is known by
     # a name only and whose generator has no role of its own comes last (a weak pair).
-    chains = [list(chain_keys(x.origin)) for x in calls
-              if x.role is Role.EVALUATOR and x.origin is not None]
+    chains = [chain(x) for x in calls if x.role is Role.EVALUATOR and x.origin is not None]
 
     def paired() -> set[Any]:
         """The evaluators paired so far, with every call of their chain (a helper's call
