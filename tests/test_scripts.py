@@ -638,3 +638,48 @@ export class EssayCoach {
 """
     write_files(tmp_path, {"coach.ts": code})
     assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "coach.ts", 9)]
+
+
+def test_the_judge_node_reads_the_history_through_a_formatter_of_another_module(
+        tmp_path: Path) -> None:
+    """The helper module has no LLM content: what its function returns is made of what it
+    is given (the history); the generator node copies the history to a local first."""
+    files = {
+        "desk/util/transcript.ts": """type Item = { role: string; text: string };
+export function asTranscript(items: Item[]) {
+  return items.map((m) => `${m.role}: ${m.text}`).join("\\n");
+}
+""",
+        "desk/llm.ts": """import { ChatOpenAI } from "@langchain/openai";
+export const agentModel = new ChatOpenAI({ model: "gpt-4.1-mini" });
+export const reviewModel = new ChatOpenAI({ model: "gpt-4.1" });
+""",
+        "desk/nodes.ts": """import { agentModel, reviewModel } from "./llm";
+import { asTranscript } from "./util/transcript";
+
+export async function agentNode(state: { messages: any[] }) {
+  const history = state.messages;
+  const out = await agentModel.invoke(history);
+  return { messages: [out] };
+}
+
+export async function reviewNode(state: { messages: any[] }) {
+  const ask = `You are a strict reviewer. Reply PASS or FAIL.\\n${asTranscript(state.messages)}`;
+  const verdict = await reviewModel.invoke(ask);
+  return { done: String(verdict.content).includes("PASS") };
+}
+""",
+        "desk/graph.ts": """import { StateGraph, START, END } from "@langchain/langgraph";
+import { agentNode, reviewNode } from "./nodes";
+
+export const desk = new StateGraph({ channels: {} })
+  .addNode("agent", agentNode)
+  .addNode("review", reviewNode)
+  .addEdge(START, "agent")
+  .addEdge("agent", "review")
+  .addConditionalEdges("review", (s: { done: boolean }) => (s.done ? END : "agent"))
+  .compile();
+""",
+    }
+    write_files(tmp_path, files)
+    assert ("EL202", "desk/nodes.ts", 12) in _codes(lint_tree(tmp_path, {"EL202"}))

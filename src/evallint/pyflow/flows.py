@@ -66,8 +66,8 @@ def state_param(it: Interp) -> str | None:
         params = it.fn.params[1:] if it.fn.is_method else it.fn.params
         it.state_arg = params[0].name if params and it.fn.name != "<module>" and (
             _graph_module(it.mod.facts.imports.values()) or any(
-                (m := it.an.tables.module(v, it.path)) is not None and
-                _graph_module(m.facts.imports.values())
+                (m := it.an.tables.module(v, it.path) or it.an.tables.owner(v, it.path))
+                is not None and _graph_module(m.facts.imports.values())
                 for v in it.mod.facts.imports.values())) else None
     return it.state_arg if isinstance(it.state_arg, str) else None
 
@@ -105,14 +105,17 @@ def note_state_outputs(it: Interp, value: Val) -> None:
 def mark_state(it: Interp, c: CallIR, vals: list[Val]) -> None:
     """A call of no evaluator role run on a history key of the graph state (``llm.invoke(
     state["messages"])``): that key is the generator's message history for every node."""
-    for val in vals:
-        for name in val.names:
-            key = state_key(it, name)
-            if key is None or key in it.an.state_history:
-                continue
-            o = Origin(it.path, c.pos, f"the generator's message history, the graph state's "
-                       f"`{key}`", (it.path, it.fn.name, c.id))
-            it.an.set_state("state_history", key, L("genctx", o, name=f"state `{key}`"))
+    names = [n for val in vals for n in val.names]
+    # (through a local it was copied to: ``const msgs = state.messages.map(...)``)
+    names += [n for name in list(names) if "." not in name
+              for v in it.local_vals.get(name, ()) for n in v.names]
+    for name in names:
+        key = state_key(it, name)
+        if key is None or key in it.an.state_history:
+            continue
+        o = Origin(it.path, c.pos, f"the generator's message history, the graph state's "
+                   f"`{key}`", (it.path, it.fn.name, c.id))
+        it.an.set_state("state_history", key, L("genctx", o, name=f"state `{key}`"))
 
 
 def genctx_label(it: Interp, c: CallIR, name: str, what: str) -> None:

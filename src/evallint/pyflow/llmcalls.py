@@ -186,8 +186,11 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         return sanitize(frozenset().union(recv, *args, *kws.values()))
     if kind in ("fn", "ext"):
         found = it.an.tables.function(name, it.path)
-        if found is not None:
+        if found is not None and (found[0].path in it.an.relevant
+                                  or (found[0].path, found[1].name) in it.an.summaries):
             return user_call(it, c, found[0], found[1], args, kws)
+        # (a function of a module with no LLM content is never solved: what it returns is
+        # made of what it is given, as for a library's function)
     if it.an.fw_objects and kind in ("method", "fn") and it.callable_object(c.func):
         chats = [lb for lb in frameworks.framework_chats(it, it.read(c.func))
                  if lb.origin is not None
