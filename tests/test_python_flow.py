@@ -415,3 +415,28 @@ def run(question, docs):
 """
     result = lint(tmp_path, {"qa/flow.py": code}, {"EL301"})
     assert found(result) == [("EL301", "qa/flow.py", 13)]
+
+
+def test_a_call_that_only_restates_data_as_json_is_no_judge(tmp_path: Path) -> None:
+    code = """\
+from openai import OpenAI
+
+client = OpenAI()
+JUDGE_MODEL = "gpt-4.1"
+
+
+def translate(text):
+    r = client.chat.completions.create(model="gpt-4.1", messages=[
+        {"role": "system", "content": "You are a literary translator."},
+        {"role": "user", "content": text}])
+    return r.choices[0].message.content
+
+
+def package(text, rounds):
+    done = translate(text)
+    r = client.chat.completions.create(model=JUDGE_MODEL, messages=[
+        {"role": "user", "content": f"Return the following data as JSON:\\n{done}\\n{rounds}"}])
+    return r.choices[0].message.content
+"""
+    result = lint(tmp_path, {"tr/pipeline.py": code}, {"EL301"})
+    assert found(result) == []

@@ -40,8 +40,13 @@ _META_TEXT = re.compile(
     r"{0,3}(?:llm-as-a-judge|judge|evaluation|evaluator|eval|grading|grader|scoring|rubric)\s+"
     r"prompts?\b|\b(?:write|generate|create|propose|draft|suggest)\s+(?:(?:a|an|the|some|"
     r"new|more|good|specific|\d+)\s+)*(?:assertions|evals|test cases|rubrics?|(?:evaluation|"
-    r"grading|scoring) criteria|(?:evaluation|judge|grading) prompts?)\b",
-    re.IGNORECASE,
+    r"grading|scoring) criteria|(?:evaluation|judge|grading) prompts?)\b"
+    # a call that only restates given data in a shape ("Return the following data as a
+    # structured object"): a formatter, neither side of the loop
+    r"|^[^\S\n]*(?:return|format|convert|restate|output)\s+the\s+following\s+(?:data|information|"
+    r"results?|values?|fields?)\s+(?:as|in|into)\s+(?:an?\s+)?(?:structured\s+object|json|"
+    r"object|table|yaml)\b",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 # What an evaluator-looking call judges when it is not the generator's output: the user's
