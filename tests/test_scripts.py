@@ -683,3 +683,35 @@ export const desk = new StateGraph({ channels: {} })
     }
     write_files(tmp_path, files)
     assert ("EL202", "desk/nodes.ts", 12) in _codes(lint_tree(tmp_path, {"EL202"}))
+
+
+def test_a_judge_node_that_returns_its_parsed_reply_as_the_update(tmp_path: Path) -> None:
+    """``return JSON.parse(reply)``: the node writes the judge's own keys, so a router on
+    ``state.rating`` reads the judge (no attempt bound)."""
+    code = """import { StateGraph } from "@langchain/langgraph";
+import { ChatGroq } from "@langchain/groq";
+
+const author = new ChatGroq({ model: "llama-3.3-70b-versatile" });
+const reviewer = new ChatGroq({ model: "llama-3.1-8b-instant" });
+
+const compose = async (s: { topic: string; text?: string }) => {
+  const out = await author.invoke(`Write a blog post on ${s.topic}. Last version: ${s.text ?? ""}`);
+  return { text: out.content };
+};
+const review = async (s: { text: string }) => {
+  const out = await reviewer.invoke(
+    `You are a strict reviewer. Rate the post 0-100 as JSON {"rating": n}.\\n${s.text}`);
+  return JSON.parse(out.content as string);
+};
+const next = (s: { rating: number }) => (s.rating >= 85 ? "__end__" : "compose");
+
+export const blog = new StateGraph({ channels: {} })
+  .addNode("compose", compose)
+  .addNode("review", review)
+  .addEdge("__start__", "compose")
+  .addEdge("compose", "review")
+  .addConditionalEdges("review", next)
+  .compile();
+"""
+    write_files(tmp_path, {"blog.ts": code})
+    assert ("EL501", "blog.ts", 23) in _codes(lint_tree(tmp_path, {"EL501"}))

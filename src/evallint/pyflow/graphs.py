@@ -362,9 +362,15 @@ def _node_counts(fn: FunctionIR) -> bool:
 
 
 def _written(fn: FunctionIR) -> set[str]:
-    """The state keys a node writes: the string keys of the dicts it returns."""
-    return {x for s in walk_steps(fn.body) if isinstance(s, (Assign, Return))
-            for x in s.value.strings if x.isidentifier()}
+    """The state keys a node writes: the string keys of the dicts it returns; ``*`` when it
+    returns what a call made as its whole update (``return JSON.parse(reply.content)``: the
+    judge's own keys, whichever they are)."""
+    out = {x for s in walk_steps(fn.body) if isinstance(s, (Assign, Return))
+           for x in s.value.strings if x.isidentifier()}
+    if any(isinstance(s, Return) and s.value.calls and not s.value.keys and not s.value.names
+           for s in walk_steps(fn.body)):
+        out.add("*")
+    return out
 
 
 def _counts_attempts(fn: FunctionIR, judged: set[str] | None = None) -> bool:
@@ -397,5 +403,5 @@ def _bounds(fn: FunctionIR, op: Val, judged: set[str],
         return True
     keys = {part for p in paths for part in p.split(".")[1:]}
     state_read = any("." in p for p in paths)
-    return state_read and not keys & judged
+    return state_read and not keys & judged and "*" not in judged
 

@@ -235,8 +235,8 @@ class Interp:
                 loopfacts.check_last_not_best(self, step, value)
         elif isinstance(step, Return):
             value = self.eval(step.value)
-            if step.value.keys and flows.state_param(self) is not None:  # a graph node
-                flows.note_state_outputs(self, step.value)
+            if flows.state_param(self) is not None:  # a graph node
+                flows.note_state_outputs(self, step.value, value)
             self.returns |= value
             self.note_return_elts(step.value)
             loopfacts.check_last_not_best(self, step, value)
@@ -458,7 +458,7 @@ class Interp:
                 out.add(self.an.state_history[hist])
         if len(parts) > 1 and parts[0] == flows.state_param(self):  # another node's output
             self.an.state_readers.setdefault(parts[1], set()).add((self.path, self.fn.name))
-            written = self.an.state_outputs.get(parts[1])
+            written = self.an.state_outputs.get(parts[1], self.an.state_outputs.get("*"))
             if written:
                 out |= written
         return frozenset(out)
