@@ -440,3 +440,32 @@ def package(text, rounds):
 """
     result = lint(tmp_path, {"tr/pipeline.py": code}, {"EL301"})
     assert found(result) == []
+
+
+def test_a_chat_model_set_by_the_base_class_of_another_module(tmp_path: Path) -> None:
+    base = """\
+from langchain_openai import ChatOpenAI
+
+
+class Bot:
+    def __init__(self):
+        self.llm = ChatOpenAI(model="gpt-4o")
+"""
+    desk = """\
+from bots.base import Bot
+
+
+class StoryDesk(Bot):
+    def write(self, topic):
+        return self.llm.invoke("Write a short story about " + topic).content
+
+    def grade(self, story):
+        return self.llm.invoke("You are a strict judge. Score the story from 1 to 10:\\n"
+                               + story).content
+
+    def run(self, topic):
+        return self.grade(self.write(topic))
+"""
+    result = lint(tmp_path, {"bots/__init__.py": "", "bots/base.py": base,
+                             "bots/desk.py": desk}, {"EL301"})
+    assert found(result) == [("EL301", "bots/desk.py", 9)]

@@ -1142,7 +1142,12 @@ class Lowerer:
                     self.unwrap(args[0]).type == "regex":  # s.match(/x/)
                 return self.at(ast.Call(func=self.dotted("re.search", fn), args=[
                     self.expr(args[0]), self.expr(obj)], keywords=[]), n)
-        func = self.expr(fn)
+        if fn.type == "super":  # super(a, b): the base class's constructor
+            func: ast.expr = self.at(ast.Attribute(value=self.at(ast.Call(
+                func=self.at(ast.Name(id="super", ctx=ast.Load()), fn), args=[], keywords=[]),
+                fn), attr="__init__", ctx=ast.Load()), fn)
+        else:
+            func = self.expr(fn)
         return self.at(ast.Call(func=func, **self.call_args(path, args, fn)), n)
 
     def builder_chain(self, n: Node, into: str | None = None) -> ast.expr | None:

@@ -336,6 +336,8 @@ class Analysis:
                 found = self.tables.constant(f"{target}.{rest}" if rest else target, mod.path)
                 if found is not None:
                     out = self.static_chat(found[0], found[1], depth + 1)
+            elif depth < 8 and name.count(".") == 1:
+                out = self._inherited_chat(mod, name, depth)
         finally:
             self.tables.trace = outer
         self._static_chats[key] = out
@@ -343,6 +345,25 @@ class Analysis:
         if outer is not None:
             outer.update(mine)
         return out
+
+    def _inherited_chat(self, mod: Module, name: str, depth: int) -> frozenset[L]:
+        """``Class.attr`` set by a base class (``self.model`` made in the constructor of the
+        class it extends, here or in the module it is imported from)."""
+        cls, attr = name.split(".")
+        bases = mod.facts.constants.get(f"{cls}.__bases__")
+        for base in bases.names if bases is not None else ():
+            if f"{base}.__init__" in mod.facts.functions or \
+                    f"{base}.__bases__" in mod.facts.constants:
+                found = self.static_chat(mod, f"{base}.{attr}", depth + 1)
+            else:  # ``import { Example } from "./base"``: the class of another module
+                target = mod.facts.imports.get(base.split(".")[0])
+                home = self.tables.owner(target, mod.path) if target else None
+                found = self.static_chat(home, f"{target.rsplit('.', 1)[-1]}.{attr}",
+                                         depth + 1) if home is not None and target else \
+                    frozenset()
+            if found:
+                return found
+        return frozenset()
 
     def static_chat_val(self, mod: Module, fn: FunctionIR | None, val: Val,
                         depth: int) -> frozenset[L]:
