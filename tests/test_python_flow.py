@@ -469,3 +469,35 @@ class StoryDesk(Bot):
     result = lint(tmp_path, {"bots/__init__.py": "", "bots/base.py": base,
                              "bots/desk.py": desk}, {"EL301"})
     assert found(result) == [("EL301", "bots/desk.py", 9)]
+
+
+def _review_graph(router_test: str) -> dict[str, str]:
+    return {
+        "app/steps/__init__.py": "from .draft import draft\nfrom .review import review\n"
+                                 "from .route import next_step\n",
+        "app/steps/draft.py": "from langchain_openai import ChatOpenAI\n\nllm = ChatOpenAI("
+                              "model='gpt-4.1')\n\n\ndef draft(state):\n    return {'text': "
+                              "llm.invoke('Write a memo on ' + state['topic']).content}\n",
+        "app/steps/review.py": "from langchain_anthropic import ChatAnthropic\n\njudge = "
+                               "ChatAnthropic(model='claude-sonnet-4-5')\n\n\ndef review(state):\n"
+                               "    out = judge.invoke('You are a strict critic. Reply OK or "
+                               "REDO.\\n' + state['text'])\n    return {'verdict': out.content, "
+                               "'rounds': state.get('rounds', 0) + 1}\n",
+        "app/steps/route.py": f"def next_step(state):\n    return 'draft' if {router_test} "
+                              "else 'done'\n",
+        "app/graph.py": "from langgraph.graph import END, StateGraph\n\nfrom steps import draft, "
+                        "next_step, review\n\ng = StateGraph(dict)\ng.add_node('draft', draft)\n"
+                        "g.add_node('review', review)\ng.set_entry_point('draft')\n"
+                        "g.add_edge('draft', 'review')\ng.add_conditional_edges('review', "
+                        "next_step, {'draft': 'draft', 'done': END})\napp = g.compile()\n",
+    }
+
+
+def test_a_router_imported_through_a_package_is_read(tmp_path: Path) -> None:
+    """The nodes and the router come through a package ``__init__`` with no LLM words: the
+    router's own test decides whether the cycle is bounded."""
+    bounded = lint(tmp_path / "a", _review_graph(
+        "state['verdict'] == 'REDO' and state['rounds'] < 3"), {"EL501"})
+    assert found(bounded) == []
+    unbounded = lint(tmp_path / "b", _review_graph("state['verdict'] == 'REDO'"), {"EL501"})
+    assert found(unbounded) == [("EL501", "app/graph.py", 10)]

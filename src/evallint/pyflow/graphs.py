@@ -274,7 +274,7 @@ def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
             if (gen, ev) in seen:
                 continue
             seen.add((gen, ev))
-            fn = _function(facts, router)
+            fn = role.function_ir(router)  # (a router imported from another module too)
             ev_fn = role.function_ir(g.nodes[ev][0])
             bounded = fn is not None and _counts_attempts(
                 fn, _written(ev_fn) if ev_fn is not None else None)

@@ -27,7 +27,7 @@ from evallint.pyflow.parts import (
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import Replay, RunMemo
 from evallint.pyflow.results import Result
-from evallint.pyflow.summaries import Lookup, Tables
+from evallint.pyflow.summaries import Lookup, Tables, dotted_suffixes
 from evallint.registry import Context, Project
 from evallint.workers import Forked
 
@@ -80,9 +80,11 @@ def graph_facts(project: Project, ctx: Context) -> list[GraphLoop | GraphLink]:
     if not graph_paths:
         return []
     result = result_for(project, ctx)
-    if result.loaded:  # a node function in a file only the analysis parsed
-        loaded = set(result.loaded)
-        facts = [(_load(f) or f) if f.path in loaded and not f.analyzed else f for f in facts]
+    # node functions and routers in files the prefilter skipped (no LLM words: a router, a
+    # package's ``__init__`` re-exporting the nodes), or that only the analysis parsed
+    wanted = _graph_reads(facts, set(graph_paths) | set(result.loaded))
+    if wanted:
+        facts = [(_load(f) or f) if f.path in wanted and not f.analyzed else f for f in facts]
     cache = ctx.cache
     key = ""
     if cache is not None:
@@ -100,6 +102,29 @@ def graph_facts(project: Project, ctx: Context) -> list[GraphLoop | GraphLink]:
         cache.put("pyflow", key, (loops, sorted(trace, key=repr)))
     _GRAPHS = (project, loops)
     return loops
+
+
+def _graph_reads(facts: list[PythonFacts], start: set[str], hops: int = 2) -> set[str]:
+    """The skipped files the graph modules (and the files the analysis loaded) import, two
+    imports deep: read too when the graphs are, so a router's code is known."""
+    skipped = {name: f for f in facts if not f.analyzed and f.module
+               for name in dotted_suffixes(f.module)}  # (imports may be rooted anywhere)
+    want = {p for p in start if p in {f.path for f in skipped.values()}}
+    frontier = [f for f in facts if f.path in start]
+    for _ in range(hops):
+        found: list[PythonFacts] = []
+        for f in frontier:
+            for name in (f.imports.values() if f.analyzed else f.imported):
+                parts = name.split(".")
+                for k in range(len(parts), 0, -1):
+                    hit = skipped.get(".".join(parts[:k]))
+                    if hit is not None:
+                        if hit.path not in want:
+                            want.add(hit.path)
+                            found.append(hit)
+                        break
+        frontier = found
+    return want
 
 
 def _cached_graphs(entry: object, facts: list[PythonFacts]
