@@ -501,3 +501,42 @@ def test_a_router_imported_through_a_package_is_read(tmp_path: Path) -> None:
     assert found(bounded) == []
     unbounded = lint(tmp_path / "b", _review_graph("state['verdict'] == 'REDO'"), {"EL501"})
     assert found(unbounded) == [("EL501", "app/graph.py", 10)]
+
+
+def test_a_model_picked_by_a_field_of_a_settings_parameter(tmp_path: Path) -> None:
+    """``model=cfg["models"]["judge"]`` with ``cfg`` a parameter: the caller's settings (a
+    parameter's default here) name the model, field by field."""
+    settings = """\
+PIPELINE = {
+    "models": {"writer": "claude-sonnet-4-5", "judge": "claude-sonnet-4-5",
+               "checker": "gpt-4.1"},
+}
+"""
+    code = """\
+import anthropic
+
+from settings import PIPELINE
+
+client = anthropic.Anthropic()
+
+
+def write(brief, cfg):
+    r = client.messages.create(model=cfg["models"]["writer"], max_tokens=800,
+                               messages=[{"role": "user", "content": brief}])
+    return r.content[0].text
+
+
+def judge(brief, text, cfg):
+    r = client.messages.create(model=cfg["models"]["judge"], max_tokens=50,
+                               system="You are a strict judge. Score the text from 1 to 10.",
+                               messages=[{"role": "user",
+                                          "content": f"{brief}\\n<text>{text}</text>"}])
+    return r.content[0].text
+
+
+def run(brief, cfg=PIPELINE):
+    return judge(brief, write(brief, cfg), cfg)
+"""
+    result = lint(tmp_path, {"settings.py": settings, "pipeline.py": code}, {"EL301"})
+    assert found(result) == [("EL301", "pipeline.py", 23)]
+    assert "PIPELINE.models.judge" in result.findings[0].message

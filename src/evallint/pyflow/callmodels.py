@@ -101,12 +101,14 @@ def forwarded_model(it: Interp, c: CallIR) -> None:
             return
 
 
-def model_param(it: Interp, idx: int) -> None:
-    """This function's parameter ``idx`` picks the model; remember its default."""
+def model_param(it: Interp, idx: int, path: str = "") -> None:
+    """This function's parameter ``idx`` (its field ``path``, when it is a settings object)
+    picks the model; remember its default."""
     it.summary.model.param = idx
+    it.summary.model.path = path
     p = it.fn.params[idx]
     if p.default is not None:
-        d, how = it.an.resolve_ref(p.default.ref, it.mod, it.fn.cls)
+        d, how = it.an.resolve_ref(with_path(p.default.ref, path), it.mod, it.fn.cls)
         it.summary.model.default = d
         it.summary.model.default_where = (
             f"default of `{p.name}` in `{it.fn.name}()` "
@@ -131,9 +133,29 @@ def model_of_val(it: Interp, val: Val | None) -> tuple[str | None, str]:
     return it.an.resolve_ref(ref, it.mod, it.fn.cls)
 
 
+def with_path(ref: Ref | None, path: str) -> Ref | None:
+    """The ref of field ``path`` of what ``ref`` names (``DEFAULT_CONFIG`` ->
+    ``DEFAULT_CONFIG.models.judge``); None when it cannot be said."""
+    if not path or ref is None:
+        return ref
+    if ref[0] == "name":
+        return ("name", f"{ref[1]}.{path}")
+    if ref[0] == "new":
+        return ("new", ref[1], f"{ref[2]}.{path}" if ref[2] else path)
+    if ref[0] == "param":
+        return ("param", ref[1], f"{ref[2]}.{path}" if len(ref) > 2 and ref[2] else path)
+    return None
+
+
 def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
     m = s.model
     if m.param is not None and m.param in vals:
+        if m.path:  # the field of the settings object passed
+            ref = with_path(it.local_ref(vals[m.param].ref), m.path)
+            if ref is not None and ref[0] == "param":  # this function's own parameter:
+                p = it.fn.params[int(ref[1])]      # its default, when it has one
+                ref = with_path(p.default.ref, str(ref[2])) if p.default is not None else None
+            return it.an.resolve_ref(ref, it.mod, it.fn.cls) if ref is not None else (None, "")
         value, how = model_of_val(it, vals[m.param])
         return value, how
     if m.param is not None and m.default is not None:

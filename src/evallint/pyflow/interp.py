@@ -384,6 +384,9 @@ class Interp:
         made = self.refs.get(root) if rest else None
         if made is not None and made[0] == "new":  # cfg = get_settings(); cfg.llm_model
             return ("new", made[1], f"{made[2]}.{rest}" if made[2] else rest)
+        if made is not None and made[0] == "param" and len(made) == 2 and \
+                root not in ("self", "cls"):
+            return ("param", made[1], rest)  # config.models.judge, config a parameter
         return ref
 
     def peek(self, val: Val) -> frozenset[L]:

@@ -362,7 +362,7 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
     if model_val is not None:
         ref = it.local_ref(model_val.ref)
         if ref is not None and ref[0] == "param":
-            callmodels.model_param(it, int(ref[1]))
+            callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "")
         elif model is not None:
             it.summary.model.fixed = model
             it.summary.model.fixed_where = model_where
@@ -581,9 +581,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             it.summary.reasoning = tuple(dict.fromkeys(it.summary.reasoning
                                                        + reasoning))
         if s.model.param is not None and s.model.param in vals:
-            ref = it.local_ref(vals[s.model.param].ref)
+            ref = callmodels.with_path(it.local_ref(vals[s.model.param].ref), s.model.path)
             if ref is not None and ref[0] == "param":
-                callmodels.model_param(it, int(ref[1]))
+                callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "")
             elif model is not None:
                 it.summary.model.fixed = model
                 it.summary.model.fixed_where = model_where
@@ -591,7 +591,11 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             it.summary.model.fixed = model
             it.summary.model.fixed_where = model_where
         if model is None and s.model.param is not None and s.model.param in vals:
-            model, model_where = callmodels.symbolic_model(it, vals[s.model.param])
+            given = vals[s.model.param]
+            if s.model.path:  # one field of the settings object given (not the object)
+                given = Val(names=tuple(f"{n}.{s.model.path}" for n in given.names[:1]),
+                            ref=callmodels.with_path(given.ref, s.model.path))
+            model, model_where = callmodels.symbolic_model(it, given)
         effective.record(it, c, c.func, role, evidence, inputs, model, model_where, tools, origin,
                          own_role=s.role is not Role.UNKNOWN or conf is not None)
     else:

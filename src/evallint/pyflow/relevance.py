@@ -178,8 +178,13 @@ def _constant_matters(node: ast.Assign | ast.AnnAssign) -> bool:
     if isinstance(value, ast.Constant) and isinstance(value.value, str):
         low = value.value.lower()
         return len(low) < 80 and any(h in low for h in _MODEL_HINTS)
-    if isinstance(value, ast.Dict):
-        return any(isinstance(v, ast.Constant) and isinstance(v.value, str)
-                   and len(v.value) < 80 and any(h in v.value.lower() for h in _MODEL_HINTS)
-                   for v in value.values)
-    return False
+    return isinstance(value, ast.Dict) and _names_model(value)
+
+
+def _names_model(d: ast.Dict, depth: int = 0) -> bool:
+    """A dict literal with a model name among its values, or in a dict inside it (a settings
+    object: ``{"models": {"judge": "claude-sonnet-4-5"}}``)."""
+    return any((isinstance(v, ast.Constant) and isinstance(v.value, str) and len(v.value) < 80
+                and any(h in v.value.lower() for h in _MODEL_HINTS))
+               or (isinstance(v, ast.Dict) and depth < 3 and _names_model(v, depth + 1))
+               for v in d.values)

@@ -66,13 +66,16 @@ def chat_of(chats: list[L]) -> tuple[L, Origin]:
 
 @dataclass
 class ModelInfo:
-    """How a helper picks its model: from parameter ``param`` (default ``default``), or fixed."""
+    """How a helper picks its model: from parameter ``param`` (default ``default``), or fixed.
+    ``path``: the field of that parameter that names it (``config.models.judge``: the
+    parameter is a settings object)."""
 
     param: int | None = None
     default: str | None = None
     default_where: str = ""
     fixed: str | None = None
     fixed_where: str = ""
+    path: str = ""
 
 
 @dataclass
@@ -122,7 +125,8 @@ class Summary:
 
     def signature(self) -> tuple[object, ...]:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
-                tuple(sorted(self.sinks.items())), self.model.param, self.model.default,
+                tuple(sorted(self.sinks.items())), self.model.param, self.model.path,
+                self.model.default,
                 self.model.fixed, self.reasoning, self.called_roles, self.structured,
                 self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes,
                 self.chat_params)
