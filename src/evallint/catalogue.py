@@ -131,6 +131,9 @@ class ScriptPackage:
     package: str
     module: str
     default: str = ""
+    # methods of the package's objects that make one of its classes (``@google/generative-ai``:
+    # ``genAI.getGenerativeModel({model})`` makes a ``GenerativeModel``)
+    factories: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,7 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "script_methods": dict, "script_builders": list, "script_workflow": dict}
 _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
                         "scripts"})
-_SCRIPT_KEYS = {"package": str, "module": str, "default": str}
+_SCRIPT_KEYS = {"package": str, "module": str, "default": str, "factories": dict}
 _WORKFLOW_KEYS = {"start": list, "step": list, "run": str, "input": str, "then": list,
                   "again_while": list, "again_until": list}
 _EXAMPLE_KEYS = {"name": str, "files": dict, "expect": list, "clean": list}  # lists of mappings
@@ -394,8 +397,11 @@ def parse_framework(data: Any, source: str) -> Framework:
         if not fw_owns(_strs(d, "packages"), str(sp["module"])):
             raise CatalogueError(f"{w}: module {sp['module']!r} is not in the framework's "
                                  "packages")
+        made = sp.get("factories") or {}
+        if not all(isinstance(k, str) and isinstance(v, str) and v for k, v in made.items()):
+            raise CatalogueError(f"{w}.factories: expected method: Class names")
         scripts.append(ScriptPackage(str(sp["package"]), str(sp["module"]),
-                                     str(sp.get("default", ""))))
+                                     str(sp.get("default", "")), tuple(sorted(made.items()))))
     for key in ("packages", "package_marks", "prefilter", "call_text", "set_model",
                 "script_builders"):
         _check(source, {key: d.get(key) or []}, {key: list})

@@ -108,6 +108,10 @@ class Lowerer:
         self.workflows: tuple[Any, ...] = tuple(getattr(cat, "script_workflows", ()))
         self.step_binding: tuple[str, str] | None = None
         self.import_origin: dict[str, tuple[str, str]] = {}
+        # methods that make a class of an imported package (see ScriptPackage.factories) ->
+        # the module and the class, and the imports the lowering adds for them
+        self.factories: dict[str, tuple[str, str]] = {}
+        self.added_imports: list[ast.stmt] = []
 
     # ------------------------------------------------------------------ helpers
 
@@ -356,6 +360,8 @@ class Lowerer:
             return own, ""
         row = self.packages(spec)
         if row is not None:
+            for method, cls in row.factories:
+                self.factories.setdefault(method, (row.module, cls))
             return row.module, row.default
         return spec.removeprefix("node:"), ""
 
@@ -1108,6 +1114,9 @@ class Lowerer:
         if comp is not None:
             return comp
         ufn = self.unwrap(fn)
+        made = self.factory_call(ufn, args, fn, n)
+        if made is not None:
+            return made
         if ufn.type == "member_expression":
             prop = ufn.child_by_field_name("property")
             obj = ufn.child_by_field_name("object")
@@ -1186,6 +1195,25 @@ class Lowerer:
                             prop, n)
         self.scope.pre.append(self.at_span(ast.Expr(value=call), prop, n))
         return self.at(ast.Name(id=recv.id, ctx=ast.Load()), n)
+
+    def factory_call(self, fn: Node, args: list[Node], at: Node, n: Node) -> ast.expr | None:
+        """``genAI.getGenerativeModel({...})``: a package's method that makes one of its
+        classes is a call of that class (its module imported under a name of its own)."""
+        if fn.type != "member_expression" or not self.factories:
+            return None
+        prop = fn.child_by_field_name("property")
+        found = self.factories.get(self.text(prop)) if prop is not None else None
+        if found is None:
+            return None
+        module, cls = found
+        alias = "_made_" + module.replace(".", "_")
+        if not any(isinstance(s, ast.Import) and s.names[0].asname == alias
+                   for s in self.added_imports):
+            self.added_imports.append(ast.Import(names=[ast.alias(name=module, asname=alias)]))
+            self.imported.append(f"{module}.{cls}")
+        func = self.at(ast.Attribute(value=self.at(ast.Name(id=alias, ctx=ast.Load()), at),
+                                     attr=cls, ctx=ast.Load()), at)
+        return self.at(ast.Call(func=func, **self.call_args(f"{alias}.{cls}", args, at)), n)
 
     def step_run(self, value: Node) -> str | None:
         """The work function's key when ``value`` calls a workflow's step constructor."""
@@ -1540,6 +1568,9 @@ def lower(root: Node, text: bytes, rel: str, cat: Any) -> tuple[ast.Module, list
     """The Python tree of a script's tree, and the modules it imports (``module.name``)."""
     low = Lowerer(text, rel, cat)
     mod = low.module(root)
+    for imp in low.added_imports:  # (the first line: what the file's own imports name)
+        imp.lineno, imp.col_offset = 1, 0
+    mod.body[:0] = low.added_imports
     ast.fix_missing_locations(mod)
     return mod, low.imported
 
