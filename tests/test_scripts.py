@@ -715,3 +715,28 @@ export const blog = new StateGraph({ channels: {} })
 """
     write_files(tmp_path, {"blog.ts": code})
     assert ("EL501", "blog.ts", 23) in _codes(lint_tree(tmp_path, {"EL501"}))
+
+
+def test_a_test_assertion_on_the_parsed_score_is_a_check(tmp_path: Path) -> None:
+    """``expect(v.score).toBeLessThanOrEqual(10)`` is ``assert v.score <= 10`` (the table's
+    ``assertions``): what was parsed is checked, no EL504."""
+    code = """import Anthropic from "@anthropic-ai/sdk";
+const claude = new Anthropic();
+
+export async function grade(essay: string) {
+  const res = await claude.messages.create({
+    model: "claude-haiku-4-5", max_tokens: 50,
+    system: "You are a strict grader. Score the essay from 1 to 10 as JSON {\\"score\\": n}.",
+    messages: [{ role: "user", content: `<essay>${essay}</essay>` }],
+  });
+  const block = res.content[0];
+  const verdict = JSON.parse(block.type === "text" ? block.text : "{}");
+  %s
+  return verdict.score;
+}
+"""
+    checked = code % "expect(verdict.score).toBeLessThanOrEqual(10);"
+    write_files(tmp_path / "a", {"grade.test.ts": checked})
+    assert _codes(lint_tree(tmp_path / "a", {"EL504"})) == []
+    write_files(tmp_path / "b", {"grade.test.ts": code % "console.log(verdict);"})
+    assert _codes(lint_tree(tmp_path / "b", {"EL504"})) == [("EL504", "grade.test.ts", 11)]

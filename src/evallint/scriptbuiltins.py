@@ -22,6 +22,8 @@ class Builtins:
     environment: frozenset[str]
     operators: dict[str, str]
     receiver_is_argument: frozenset[str]
+    assert_function: str = ""  # a test's ``expect(value)``, and its comparison methods
+    assertions: dict[str, str] | None = None
 
 
 @lru_cache(maxsize=1)
@@ -36,4 +38,6 @@ def builtins() -> Builtins:
                     frozenset(data.get("transparent") or ()),
                     frozenset(data.get("environment") or ()),
                     dict(data.get("operators") or {}),
-                    frozenset(data.get("receiver_is_argument") or ()))
+                    frozenset(data.get("receiver_is_argument") or ()),
+                    str((data.get("assertions") or {}).get("function", "")),
+                    dict((data.get("assertions") or {}).get("methods") or {}))

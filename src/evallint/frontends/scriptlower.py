@@ -514,6 +514,9 @@ class Lowerer:
     def expression_statement(self, e: Node) -> list[ast.stmt]:
         e = self.unwrap(e)
         t = e.type
+        checked = self.assertion(e)
+        if checked is not None:
+            return [checked]
         if t == "assignment_expression":
             left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
             if left is None or right is None:
@@ -1195,6 +1198,35 @@ class Lowerer:
                             prop, n)
         self.scope.pre.append(self.at_span(ast.Expr(value=call), prop, n))
         return self.at(ast.Name(id=recv.id, ctx=ast.Load()), n)
+
+    def assertion(self, e: Node) -> ast.stmt | None:
+        """``expect(score).toBeLessThanOrEqual(10)`` (``.not`` too): ``assert score <= 10``."""
+        table = self.table.assertions
+        if not table or e.type != "call_expression":
+            return None
+        fn = e.child_by_field_name("function")
+        fn = self.unwrap(fn) if fn is not None else None
+        if fn is None or fn.type != "member_expression":
+            return None
+        prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
+        op = table.get(self.text(prop)) if prop is not None else None
+        args = self.arguments(e)
+        negated = False
+        while obj is not None and obj.type == "member_expression":  # expect(x).not.toBe(y)
+            negated = negated or self.text(obj.child_by_field_name("property") or obj) == "not"
+            obj = obj.child_by_field_name("object")
+        if op is None or obj is None or obj.type != "call_expression" or len(args) != 1:
+            return None
+        head = obj.child_by_field_name("function")
+        inner = self.arguments(obj)
+        if head is None or self.text(head) != self.table.assert_function or len(inner) != 1:
+            return None
+        ops = {"<=": ast.LtE(), "<": ast.Lt(), ">=": ast.GtE(), ">": ast.Gt(), "==": ast.Eq()}
+        test: ast.expr = self.at(ast.Compare(left=self.expr(inner[0]), ops=[ops[op]],
+                                             comparators=[self.expr(args[0])]), e)
+        if negated:
+            test = self.at(ast.UnaryOp(op=ast.Not(), operand=test), e)
+        return self.at(ast.Assert(test=test, msg=None), e)
 
     def factory_call(self, fn: Node, args: list[Node], at: Node, n: Node) -> ast.expr | None:
         """``genAI.getGenerativeModel({...})``: a package's method that makes one of its
