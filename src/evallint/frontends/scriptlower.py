@@ -1162,11 +1162,9 @@ class Lowerer:
             func = self.expr(fn)
         return self.at(ast.Call(func=func, **self.call_args(path, args, fn)), n)
 
-    def builder_chain(self, n: Node, into: str | None = None) -> ast.expr | None:
-        """``new StateGraph(S).addNode("a", f).addEdge(START, "a")``: the receiver is kept
-        in a variable (``into``, the name the chain is assigned to, when there is one: later
-        ``workflow.addEdge(...)`` statements build the same graph) and each builder call is a
-        statement on it; the value is the variable (the chain hands back its receiver)."""
+    def member_call(self, n: Node) -> tuple[Node, Node, Node] | None:
+        """``recv.method(...)``: the callee, its property and its receiver (None for a call
+        of anything else)."""
         if n.type != "call_expression":
             return None
         fn = n.child_by_field_name("function")
@@ -1174,8 +1172,17 @@ class Lowerer:
         if fn is None or fn.type != "member_expression":
             return None
         prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
-        if prop is None or obj is None:
+        return (fn, prop, obj) if prop is not None and obj is not None else None
+
+    def builder_chain(self, n: Node, into: str | None = None) -> ast.expr | None:
+        """``new StateGraph(S).addNode("a", f).addEdge(START, "a")``: the receiver is kept
+        in a variable (``into``, the name the chain is assigned to, when there is one: later
+        ``workflow.addEdge(...)`` statements build the same graph) and each builder call is a
+        statement on it; the value is the variable (the chain hands back its receiver)."""
+        parts = self.member_call(n)
+        if parts is None:
             return None
+        fn, prop, obj = parts
         method = self.renames.get(self.text(prop), self.text(prop))
         obj = self.unwrap(obj)
         if method not in self.builders or obj.type not in ("call_expression",
@@ -1202,14 +1209,11 @@ class Lowerer:
     def assertion(self, e: Node) -> ast.stmt | None:
         """``expect(score).toBeLessThanOrEqual(10)`` (``.not`` too): ``assert score <= 10``."""
         table = self.table.assertions
-        if not table or e.type != "call_expression":
+        parts = self.member_call(e) if table else None
+        if parts is None:
             return None
-        fn = e.child_by_field_name("function")
-        fn = self.unwrap(fn) if fn is not None else None
-        if fn is None or fn.type != "member_expression":
-            return None
-        prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
-        op = table.get(self.text(prop)) if prop is not None else None
+        _, prop, obj = parts
+        op = (table or {}).get(self.text(prop))
         args = self.arguments(e)
         negated = False
         while obj is not None and obj.type == "member_expression":  # expect(x).not.toBe(y)
@@ -1262,16 +1266,12 @@ class Lowerer:
         condition decides); its value is the root call."""
         links: list[tuple[str, list[Node], Node]] = []
         cur = self.unwrap(n)
-        while cur.type == "call_expression":
-            fn = cur.child_by_field_name("function")
-            fn = self.unwrap(fn) if fn is not None else None
-            if fn is None or fn.type != "member_expression":
-                break
-            prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
-            if prop is None or obj is None:
-                return None
+        parts = self.member_call(cur)
+        while parts is not None:
+            _, prop, obj = parts
             links.append((self.text(prop), self.arguments(cur), prop))  # (at the method)
             cur = self.unwrap(obj)
+            parts = self.member_call(cur)
         if cur.type != "call_expression" or not links:
             return None
         root = cur.child_by_field_name("function")
@@ -1448,14 +1448,11 @@ class Lowerer:
     def method_callback(self, n: Node) -> tuple[str, Node, Node] | None:
         """``xs.map(cb)``: the method, its receiver and the callback, when a method is given
         one argument and it is a function."""
-        fn = n.child_by_field_name("function")
-        fn = self.unwrap(fn) if fn is not None else None
-        if fn is None or fn.type != "member_expression":
+        parts = self.member_call(n)
+        args = self.arguments(n) if parts is not None else []
+        if parts is None or len(args) != 1:
             return None
-        prop, obj = fn.child_by_field_name("property"), fn.child_by_field_name("object")
-        args = self.arguments(n)
-        if prop is None or obj is None or len(args) != 1:
-            return None
+        _, prop, obj = parts
         cb = self.unwrap(args[0])
         return (self.text(prop), obj, cb) if cb.type in _FUNCTIONS else None
 
