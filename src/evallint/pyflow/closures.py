@@ -41,20 +41,20 @@ def enclosing(mod: Module, name: str) -> str | None:
     return None
 
 
-def nested_in(mod: Module, name: str) -> list[str]:
+def nested_in(mod: Module, name: str) -> tuple[str, ...]:
     """The functions defined directly in function ``name``."""
-    return _nested(mod.facts.functions, name)
+    return _children(mod.facts.function_names).get(name, ())
 
 
-@lru_cache(maxsize=4096)
-def _nested_names(names: tuple[str, ...], name: str) -> tuple[str, ...]:
-    prefix = name + "."
-    return tuple(n for n in names if n.startswith(prefix) and "." not in n[len(prefix):])
-
-
-def _nested(funcs: object, name: str) -> list[str]:
-    assert hasattr(funcs, "keys")
-    return list(_nested_names(tuple(funcs.keys()), name))
+@lru_cache(maxsize=512)
+def _children(names: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """Each name's direct children among ``names`` (once per module: a frozenset keeps its
+    hash, so the cache costs a lookup per run)."""
+    out: dict[str, list[str]] = {}
+    for n in names:
+        if "." in n:
+            out.setdefault(n.rsplit(".", 1)[0], []).append(n)
+    return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
 def publish(it: Interp) -> None:
