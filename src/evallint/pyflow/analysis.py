@@ -352,15 +352,13 @@ class Analysis:
         cls, attr = name.split(".")
         bases = mod.facts.constants.get(f"{cls}.__bases__")
         for base in bases.names if bases is not None else ():
-            if f"{base}.__init__" in mod.facts.functions or \
-                    f"{base}.__bases__" in mod.facts.constants:
+            target = mod.facts.imports.get(base.split(".")[0])
+            if target is None:  # a class of this module
                 found = self.static_chat(mod, f"{base}.{attr}", depth + 1)
             else:  # ``import { Example } from "./base"``: the class of another module
-                target = mod.facts.imports.get(base.split(".")[0])
-                home = self.tables.owner(target, mod.path) if target else None
+                home = self.tables.owner(target, mod.path)
                 found = self.static_chat(home, f"{target.rsplit('.', 1)[-1]}.{attr}",
-                                         depth + 1) if home is not None and target else \
-                    frozenset()
+                                         depth + 1) if home is not None else frozenset()
             if found:
                 return found
         return frozenset()
