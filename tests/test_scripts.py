@@ -740,3 +740,38 @@ export async function grade(essay: string) {
     assert _codes(lint_tree(tmp_path / "a", {"EL504"})) == []
     write_files(tmp_path / "b", {"grade.test.ts": code % "console.log(verdict);"})
     assert _codes(lint_tree(tmp_path / "b", {"EL504"})) == [("EL504", "grade.test.ts", 11)]
+
+
+def test_a_cap_kept_by_the_review_node_on_the_writer_nodes_counter_bounds_the_cycle(
+        tmp_path: Path) -> None:
+    """The writer node counts rounds, the review node approves past the cap, the router
+    reads only the approval: bounded (EL501 says a counter a node keeps is a bound)."""
+    code = """import { StateGraph, START, END } from "@langchain/langgraph";
+import { ChatOllama } from "@langchain/ollama";
+
+const llm = new ChatOllama({ model: "llama3.1" });
+const MAX = 3;
+
+const writeNode = async (s: { round: number; text: string }) => {
+  const out = await llm.invoke(`Write a cover letter. Last version: ${s.text}`);
+  return { text: String(out.content), round: s.round + 1 };
+};
+const reviewNode = async (s: { round: number; text: string }) => {
+  %s
+  const out = await llm.invoke(`You are a strict reviewer. Reply APPROVE or list fixes: ${s.text}`);
+  return { approved: String(out.content).includes("APPROVE") };
+};
+
+export const letters = new StateGraph({ channels: {} })
+  .addNode("write", writeNode)
+  .addNode("review", reviewNode)
+  .addEdge(START, "write")
+  .addEdge("write", "review")
+  .addConditionalEdges("review", (s: { approved: boolean }) => (s.approved ? END : "write"))
+  .compile();
+"""
+    capped = code % "if (s.round >= MAX) return { approved: true };"
+    write_files(tmp_path / "a", {"letters.ts": capped})
+    assert _codes(lint_tree(tmp_path / "a", {"EL501"})) == []
+    write_files(tmp_path / "b", {"letters.ts": code % ""})
+    assert _codes(lint_tree(tmp_path / "b", {"EL501"})) == [("EL501", "letters.ts", 22)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from evallint.facts import Pos
@@ -278,9 +279,10 @@ def _cycles(facts: PythonFacts, g: _Graph, role: _Roles) -> Iterator[GraphLoop]:
             ev_fn = role.function_ir(g.nodes[ev][0])
             bounded = fn is not None and _counts_attempts(
                 fn, _written(ev_fn) if ev_fn is not None else None)
-            for node in (ev, gen):  # or a node of the cycle stops it by its own counter
-                node_fn = role.function_ir(g.nodes[node][0])
-                bounded = bounded or (node_fn is not None and _node_counts(node_fn))
+            # or a node of the cycle stops it on a counter a node of the cycle keeps
+            fns = [f for f in (role.function_ir(g.nodes[n][0]) for n in (ev, gen)) if f]
+            kept = {k for f in fns for k in _written(f)}
+            bounded = bounded or any(_node_counts(f, kept) for f in fns)
             yield GraphLoop(facts.path, pos, (gen, g.nodes[gen][1]), (ev, g.nodes[ev][1]),
                             router, bounded, after_generator=gen == src)
 
@@ -334,13 +336,13 @@ def _returned_strings(fn: FunctionIR) -> Iterator[str]:
             yield from s.value.strings
 
 
-def _node_counts(fn: FunctionIR) -> bool:
+def _node_counts(fn: FunctionIR, kept: AbstractSet[str] = frozenset()) -> bool:
     """A node that bounds the cycle itself: when a counter read from the state passes a limit
     it returns early or sets what it returns (``if state["rounds"] >= 2: return {"done":
-    True}``, ``if rounds >= 3: status = "accepted"``), and it writes that counter back into
-    the state it returns (``{"rounds": rounds + 1}``)."""
+    True}``, ``if rounds >= 3: status = "accepted"``), and that counter is written back into
+    the state, by this node (``{"rounds": rounds + 1}``) or another of the cycle (``kept``)."""
     local: dict[str, tuple[str, ...]] = {}
-    written: set[str] = set()
+    written: set[str] = set(kept)
     for s in walk_steps(fn.body):
         if isinstance(s, Assign):
             for t in s.targets:
