@@ -775,3 +775,29 @@ export const letters = new StateGraph({ channels: {} })
     assert _codes(lint_tree(tmp_path / "a", {"EL501"})) == []
     write_files(tmp_path / "b", {"letters.ts": code % ""})
     assert _codes(lint_tree(tmp_path / "b", {"EL501"})) == [("EL501", "letters.ts", 22)]
+
+
+def test_agents_run_through_a_helper_that_takes_the_agent(tmp_path: Path) -> None:
+    """``ask(agent, prompt)`` runs the agent it is given: each call is that agent's run, with
+    its instructions and model."""
+    code = """import { Agent } from "@mastra/core/agent";
+
+const poet = new Agent({ name: "poet", instructions: "Write a haiku.", model: "openai/gpt-4.1" });
+const critic = new Agent({
+  name: "critic",
+  instructions: "You are a strict critic. Score the haiku from 1 to 10 and reply with the number.",
+  model: "openai/gpt-4.1",
+});
+
+async function ask(who: Agent, text: string) {
+  return (await who.generate(text)).text;
+}
+
+export async function haiku(topic: string) {
+  const poem = await ask(poet, `Topic: ${topic}`);
+  const mark = await ask(critic, `<haiku>${poem}</haiku>`);
+  return { poem, mark };
+}
+"""
+    write_files(tmp_path, {"haiku.ts": code})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "haiku.ts", 16)]

@@ -241,9 +241,10 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
             return out
     if chats and short in CAT.chat_run_methods:
         return chat_call(it, c, chats, args, kws)
-    if not chats and short in CAT.chat_run_methods and base and "." not in base:
-        # ``judge_llm.invoke(...)`` on a parameter: the caller decides what runs (see
-        # ``param_chat_run``)
+    if not chats and (short in CAT.chat_run_methods or short in CAT.framework_methods) and \
+            base and "." not in base:
+        # ``judge_llm.invoke(...)``, ``agent.generate(...)`` on a parameter: the caller decides
+        # what runs (see ``param_chat_run``)
         for lb in recv:
             if lb.kind == "param" and lb.idx is not None and lb.idx not in it.chat_params:
                 r, ev = callroles.role_of(it, c, None, None, None,
@@ -643,9 +644,12 @@ def param_chat_run(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionI
             continue
         chat, ctor = chat_of(chats)
         assert chat.origin is not None
-        model, model_where = it.an.chats.get(chat.origin.key, (None, ""))
         names = [p.name for p in fn.params]
         given = {names[i]: labels for i, labels in by_param.items() if i != j and i < len(names)}
+        if ctor.key in it.an.fw_objects:  # ``ask(judge_agent, prompt)``: the agent runs here
+            return frameworks.run_object(it, c, chats, vals.get(j),
+                                         [v for i, v in vals.items() if i != j], given)
+        model, model_where = it.an.chats.get(chat.origin.key, (None, ""))
         role: Role
         evidence: tuple[str, ...]
         if Role(said) is not Role.UNKNOWN:  # "Rate this reply from 1 to 10" in the helper
