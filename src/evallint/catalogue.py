@@ -185,6 +185,9 @@ class Framework:
     script_methods: tuple[tuple[str, str], ...] = ()
     script_builders: tuple[str, ...] = ()
     script_workflow: ScriptWorkflow | None = None
+    # an HTTP endpoint's path -> the SDK call a script's ``fetch(url, {body: JSON.stringify(
+    # {...})})`` to it stands for (its body's keys are that call's keywords)
+    script_endpoints: tuple[tuple[str, str], ...] = ()
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -205,7 +208,8 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "objects": list, "calls": list, "call_text": list, "keywords": dict, "runs": dict,
         "history": dict, "derive": dict, "configure": list, "context": list,
         "set_model": list, "fields": dict, "examples": list, "scripts": list,
-        "script_methods": dict, "script_builders": list, "script_workflow": dict}
+        "script_methods": dict, "script_builders": list, "script_workflow": dict,
+        "script_endpoints": dict}
 _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
                         "scripts"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str, "factories": dict}
@@ -422,7 +426,17 @@ def parse_framework(data: Any, source: str) -> Framework:
         _strs(runs, "judge_functions"), _strs(runs, "app_functions"),
         _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts),
         _script_methods(source, d.get("script_methods")), _strs(d, "script_builders"),
-        _workflow(f"{source}: script_workflow", d.get("script_workflow")))
+        _workflow(f"{source}: script_workflow", d.get("script_workflow")),
+        _endpoints(source, d.get("script_endpoints")))
+
+
+def _endpoints(source: str, data: Any) -> tuple[tuple[str, str], ...]:
+    out = []
+    for k, v in (data or {}).items():
+        if not isinstance(v, str) or v.count(".") < 1 or not str(k).strip("/"):
+            raise CatalogueError(f"{source}: script_endpoints.{k}: expected a dotted SDK call")
+        out.append((str(k), v))
+    return tuple(out)
 
 
 def _workflow(where: str, data: Any) -> ScriptWorkflow | None:
@@ -544,6 +558,9 @@ class Catalogue:
         self.script_methods = {k: v for fw in fws for k, v in fw.script_methods}
         self.script_builders = frozenset(m for fw in fws for m in fw.script_builders)
         self.script_workflows = tuple(fw.script_workflow for fw in fws if fw.script_workflow)
+        # (the longest path first: ``/v1/chat/completions`` before a shorter one it contains)
+        self.script_endpoints = tuple(sorted(((k, v) for fw in fws for k, v in fw.script_endpoints),
+                                             key=lambda kv: -len(kv[0])))
         self.script_prefilter = tuple(dict.fromkeys(sp.package.split("*")[0].lower()
                                                     for sp in self.scripts))
         # pattern lookups by qualified name, asked for every external call the analysis meets

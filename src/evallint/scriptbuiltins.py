@@ -24,6 +24,7 @@ class Builtins:
     receiver_is_argument: frozenset[str]
     assert_function: str = ""  # a test's ``expect(value)``, and its comparison methods
     assertions: dict[str, str] | None = None
+    http_clients: dict[str, str] | None = None  # ``fetch`` -> where its JSON body is
 
 
 @lru_cache(maxsize=1)
@@ -40,4 +41,5 @@ def builtins() -> Builtins:
                     dict(data.get("operators") or {}),
                     frozenset(data.get("receiver_is_argument") or ()),
                     str((data.get("assertions") or {}).get("function", "")),
-                    dict((data.get("assertions") or {}).get("methods") or {}))
+                    dict((data.get("assertions") or {}).get("methods") or {}),
+                    dict(data.get("http_clients") or {}))

@@ -106,6 +106,7 @@ class Lowerer:
         # workflow frameworks (see ``workflow_chain``); the step being declared (its name and
         # the key of its work function), and where each imported name comes from
         self.workflows: tuple[Any, ...] = tuple(getattr(cat, "script_workflows", ()))
+        self.endpoints: tuple[tuple[str, str], ...] = tuple(getattr(cat, "script_endpoints", ()))
         self.step_binding: tuple[str, str] | None = None
         self.import_origin: dict[str, tuple[str, str]] = {}
         # methods that make a class of an imported package (see ScriptPackage.factories) ->
@@ -1101,6 +1102,9 @@ class Lowerer:
             return inner
         if path in self.table.writers and len(args) >= 2:
             return self.writer(n, args, self.table.writers[path])
+        request = self.api_request(path, args, fn, n)
+        if request is not None:
+            return request
         if path in self.table.functions:
             py = self.table.functions[path]
             return self.at(ast.Call(func=self.dotted(py, fn), args=[self.expr(a) for a in args],
@@ -1231,6 +1235,61 @@ class Lowerer:
         if negated:
             test = self.at(ast.UnaryOp(op=ast.Not(), operand=test), e)
         return self.at(ast.Assert(test=test, msg=None), e)
+
+    def api_request(self, path: str, args: list[Node], fn: Node, n: Node) -> ast.expr | None:
+        """``fetch("https://api.openai.com/v1/chat/completions", {body: JSON.stringify({model,
+        messages})})``: the SDK call the endpoint stands for, with the body's keys as its
+        keywords (the catalogue's ``script_endpoints``)."""
+        where = (self.table.http_clients or {}).get(path)
+        if where is None or len(args) < 2 or not self.endpoints:
+            return None
+        url = self.unwrap(args[0])
+        text = self.string_value(url) if url.type == "string" else "".join(
+            self.text(c) for c in url.named_children if c.type == "string_fragment") \
+            if url.type == "template_string" else ""
+        call = next((sdk for key, sdk in self.endpoints if key in text), None)
+        body: Node | None = self.unwrap(args[1])
+        if where == "init" and body is not None:
+            body = self.object_key(body, "body")
+            if body is not None and body.type == "call_expression" and \
+                    self.text(body.child_by_field_name("function") or body) == "JSON.stringify":
+                inner = self.arguments(body)
+                body = self.unwrap(inner[0]) if inner else None
+        if body is not None and body.type == "identifier" and self.text(body) in self.objects:
+            body = self.objects[self.text(body)]
+        if call is None or body is None or body.type != "object":
+            return None
+        root, _, rest = call.partition(".")
+        alias = f"_http_{root}"
+        if not any(isinstance(s, ast.Import) and s.names[0].asname == alias
+                   for s in self.added_imports):
+            self.added_imports.append(ast.Import(names=[ast.alias(name=root, asname=alias)]))
+            self.imported.append(call)
+        func: ast.expr = self.at(ast.Name(id=alias, ctx=ast.Load()), fn)
+        for part in rest.split("."):
+            func = self.at(ast.Attribute(value=func, attr=part, ctx=ast.Load()), fn)
+        obj = self.object(body)
+        keywords = [self.at(ast.keyword(arg=k.value, value=v), body)
+                    for k, v in zip(obj.keys, obj.values, strict=True)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    and k.value.isidentifier()]
+        return self.at(ast.Call(func=func, args=[], keywords=keywords), n)
+
+    def object_key(self, obj: Node, key: str) -> Node | None:
+        """The value of ``key`` in an object literal (or a ``const`` one named here)."""
+        if obj.type == "identifier" and self.text(obj) in self.objects:
+            obj = self.objects[self.text(obj)]
+        if obj.type != "object":
+            return None
+        for c in self.named(obj):
+            if c.type == "pair":
+                k = c.child_by_field_name("key")
+                if k is not None and self.key_text(k) == key:
+                    v = c.child_by_field_name("value")
+                    return self.unwrap(v) if v is not None else None
+            elif c.type == "shorthand_property_identifier" and self.text(c) == key:
+                return c
+        return None
 
     def factory_call(self, fn: Node, args: list[Node], at: Node, n: Node) -> ast.expr | None:
         """``genAI.getGenerativeModel({...})``: a package's method that makes one of its
