@@ -76,6 +76,9 @@ class ObjectRow:
     until: str = ""  # the first release without it; empty: still current
     # tools a permission setting grants beside the listed ones: (keyword, {value: tools})
     permissions: tuple[str, tuple[tuple[str, tuple[str, ...]], ...]] = ("", ())
+    # keywords that attach evaluators to the object: they judge each of its runs (Mastra's
+    # ``new Agent({..., scorers: {q: {scorer}}})``)
+    scorers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,7 @@ _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where
 _OBJECT_KEYS = {"classes": list, "in": list, "kind": str, "model": dict, "name": list,
                 "instructions": list, "structured": (list, str), "reasoning": str,
                 "tools": list, "tool_instances": bool, "members": list, "hook": str,
+                "scorers": list,
                 "settings": list, "since": str, "until": str, "permissions": dict}
 _CALL_KEYS = {"methods": list, "functions": list, "requires": str, "needs_keyword": str,
               "model_position": int, "prompt_position": int, "family": str}
@@ -353,7 +357,7 @@ def parse_framework(data: Any, source: str) -> Framework:
             bool(o.get("tool_instances", False)), _strs(o, "members"),
             _enum(f"{w}.hook", str(o.get("hook", "")), HOOKS), _strs(o, "settings"),
             _version(f"{w}.since", o.get("since")), _version(f"{w}.until", o.get("until")),
-            _permissions(f"{w}.permissions", o.get("permissions"))))
+            _permissions(f"{w}.permissions", o.get("permissions")), _strs(o, "scorers")))
     _versions_apart(source, objects)
     calls: list[CallRow] = []
     for i, raw in enumerate(d.get("calls") or ()):

@@ -85,6 +85,8 @@ def make_object(it: Interp, c: CallIR, row: ObjectRow, mod_path: str,
         _evaluator_optimizer(it, c, key)
     if row.hook == "textgrad-forward" and here:
         _textgrad_engine_use(it, c, key, Role.GENERATOR)
+    if row.scorers and here:
+        _attached_scorers(it, c, row, key)
     if row.hook == "crewai-task":
         return _crew_task(it, c, key) if here else frozenset()
     what = f"the {CAT.frameworks[row.framework].label} `{c.func.rsplit('.', 1)[-1]}`"
@@ -170,6 +172,38 @@ def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> No
 
 
 _SECOND = 1 << 20  # a second effective call at one call site (its own origin key)
+
+
+def _attached_scorers(it: Interp, c: CallIR, row: ObjectRow, key: tuple[str, str, int]) -> None:
+    """Evaluators attached to an object (``scorers: {quality: {scorer: strict}}``) judge each
+    of its runs: the object's run, as the generator, and each scorer's judging of it, where
+    the object is made."""
+    val = call_arg(c, row.scorers)
+    if val is None:
+        return
+    scorers = [lb for lb in it.eval(val) if lb.kind == "chat" and lb.origin is not None
+               and lb.origin.key in it.an.framework]
+    if not scorers:
+        return
+    info = it.an.fw_objects.get(key)
+    named = (info.name if info is not None else "") or "the object"
+    model, model_where = it.an.chats.get(key, (None, ""))
+    short = c.func.rsplit(".", 1)[-1]
+    run = Origin(it.path, c.pos, f"run of the `{short}` object",
+                 (it.path, it.fn.name, c.id + _SECOND))
+    it.summary.n_llm += 1
+    effective.record(it, c, c.func, Role.GENERATOR, ("the object its scorers judge",), {},
+                     model, model_where, (), run, own_role=False)
+    for i, lb in enumerate(sorted(scorers, key=lambda x: x.origin.key if x.origin else ())):
+        assert lb.origin is not None
+        s_model, s_where = it.an.chats.get(lb.origin.key, (None, ""))
+        judged = Origin(it.path, c.pos, f"scorer attached to the `{short}` object",
+                        (it.path, it.fn.name, c.id + _SECOND * (i + 2)))
+        it.summary.n_llm += 1
+        effective.record(it, c, c.func, Role.EVALUATOR,
+                         (f"{lb.origin.what}, attached to {named} by its scorers",),
+                         {"output": frozenset({L("gen", run)})},
+                         s_model, s_where, (), judged, own_role=False)
 
 
 def _critic_of_other(it: Interp, c: CallIR) -> bool:
