@@ -801,3 +801,34 @@ export async function haiku(topic: string) {
 """
     write_files(tmp_path, {"haiku.ts": code})
     assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "haiku.ts", 16)]
+
+
+def test_a_nested_function_runs_the_model_its_enclosing_function_is_given(
+        tmp_path: Path) -> None:
+    """``const run = async () => create({model})`` inside ``judge(answer, model)``: the model
+    is the enclosing function's parameter, so its callers say which it is."""
+    code = """import OpenAI from "openai";
+const client = new OpenAI();
+
+async function answer(q: string, model: string) {
+  const msg = [{ role: "user", content: q }];
+  const c = await client.chat.completions.create({ model, messages: msg });
+  return c.choices[0].message.content ?? "";
+}
+
+async function judge(q: string, reply: string, model: string) {
+  const once = async () => {
+    const c = await client.chat.completions.create({ model, messages: [{ role: "user",
+      content: `You are an impartial judge. Score the reply 0-10: ${q} <r>${reply}</r>` }] });
+    return c.choices[0].message.content ?? "";
+  };
+  return once();
+}
+
+export async function POST(body: { q: string; model: string }) {
+  const a = await answer(body.q, body.model);
+  return judge(body.q, a, body.model);
+}
+"""
+    write_files(tmp_path, {"route.ts": code})
+    assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "route.ts", 21)]

@@ -77,8 +77,13 @@ def publish(it: Interp) -> None:
 
 def bind(it: Interp) -> None:
     """At the start of a nested function's run: the enclosing functions' locals it does not
-    bind itself (the nearest scope first)."""
+    bind itself (the nearest scope first); the parameters of the function it is defined in
+    are known as such (a model one of them picks is the caller's to say)."""
     outer = enclosing(it.mod, it.fn.name)
+    if outer is not None:
+        for i, p in enumerate(it.mod.facts.functions[outer].params):
+            if p.name not in it.fn.locals and p.name not in ("self", "cls"):
+                it.refs.setdefault(p.name, ("outer", i))
     while outer is not None:
         env: Env = it.an.closures.get((it.path, outer), ())
         for name, labels, made in env:

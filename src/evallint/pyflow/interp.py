@@ -387,6 +387,8 @@ class Interp:
         if made is not None and made[0] == "param" and len(made) == 2 and \
                 root not in ("self", "cls"):
             return ("param", made[1], rest)  # config.models.judge, config a parameter
+        if made is not None and made[0] == "outer" and len(made) == 2:
+            return ("outer", made[1], rest)
         return ref
 
     def peek(self, val: Val) -> frozenset[L]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from evallint.catalogue import CallRow, ObjectRow
-from evallint.pyflow import callmodels, callroles, effective, flows, frameworks, loopfacts
+from evallint.pyflow import callmodels, callroles, closures, effective, flows, frameworks, loopfacts
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.ir import CallIR, FunctionIR, Val
 from evallint.pyflow.providers import (
@@ -364,6 +364,9 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
         ref = it.local_ref(model_val.ref)
         if ref is not None and ref[0] == "param":
             callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "")
+        elif ref is not None and ref[0] == "outer":  # the enclosing function's parameter
+            it.summary.model.outer = int(ref[1])
+            it.summary.model.path = str(ref[2]) if len(ref) > 2 else ""
         elif model is not None:
             it.summary.model.fixed = model
             it.summary.model.fixed_where = model_where
@@ -591,6 +594,16 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         elif s.model.fixed or s.model.default:
             it.summary.model.fixed = model
             it.summary.model.fixed_where = model_where
+        if model is None and s.model.outer is not None and \
+                closures.enclosing(mod, fn.name) == it.fn.name and \
+                s.model.outer < len(it.fn.params):  # a nested function on this one's parameter
+            p = it.fn.params[s.model.outer]
+            callmodels.model_param(it, s.model.outer, s.model.path)
+            model, model_where = it.summary.model.default, it.summary.model.default_where
+            if model is None:
+                name = f"{p.name}.{s.model.path}" if s.model.path else p.name
+                model, model_where = callmodels.symbolic_model(it, Val(names=(name,),
+                                                                       ref=("name", name)))
         if model is None and s.model.param is not None and s.model.param in vals:
             given = vals[s.model.param]
             if s.model.path:  # one field of the settings object given (not the object)

@@ -76,6 +76,9 @@ class ModelInfo:
     fixed: str | None = None
     fixed_where: str = ""
     path: str = ""
+    # the enclosing function's parameter that picks it (a nested function's call on
+    # ``model``, a parameter of the function it is defined in)
+    outer: int | None = None
 
 
 @dataclass
@@ -126,8 +129,8 @@ class Summary:
     def signature(self) -> tuple[object, ...]:
         return (self.llm, self.role, self.returns, tuple(sorted(self.slots.items())),
                 tuple(sorted(self.sinks.items())), self.model.param, self.model.path,
-                self.model.default,
-                self.model.fixed, self.reasoning, self.called_roles, self.structured,
+                self.model.outer, self.model.default, self.model.fixed, self.reasoning,
+                self.called_roles, self.structured,
                 self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes,
                 self.chat_params)
 
