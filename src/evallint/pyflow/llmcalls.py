@@ -35,7 +35,7 @@ QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "rang
                "exception", "log", "write", "flush", "close", "dump", "dumps"}
 
 PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load", "yaml.load",
-               "orjson.loads", "ujson.loads"}
+               "orjson.loads", "ujson.loads", *loopfacts.NO_THROW_PARSES}
 
 _THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
 
