@@ -53,6 +53,8 @@ _BINARY = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "%": ast.Mod
            "<<": ast.LShift, ">>": ast.RShift, ">>>": ast.RShift}
 _AUG = {"+=": ast.Add, "-=": ast.Sub, "*=": ast.Mult, "/=": ast.Div, "%=": ast.Mod,
         "**=": ast.Pow, "|=": ast.BitOr, "&=": ast.BitAnd}
+# what a fetch Response says of the HTTP exchange (not of the model's reply)
+_HTTP_STATUS = frozenset({"ok", "status", "statusText", "headers", "redirected", "url"})
 _WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression",
                        "non_null_expression", "type_assertion", "await_expression"})
 _FUNCTIONS = frozenset({"arrow_function", "function_expression", "function",
@@ -107,6 +109,10 @@ class Lowerer:
         # the key of its work function), and where each imported name comes from
         self.workflows: tuple[Any, ...] = tuple(getattr(cat, "script_workflows", ()))
         self.endpoints: tuple[tuple[str, str], ...] = tuple(getattr(cat, "script_endpoints", ()))
+        # API requests lowered to SDK calls (by node), and the names holding their responses:
+        # a response's ``ok``/``status`` are the HTTP exchange's, not the model's words
+        self.requests: set[tuple[int, int]] = set()
+        self.responses: set[str] = set()
         self.step_binding: tuple[str, str] | None = None
         self.import_origin: dict[str, tuple[str, str]] = {}
         # methods that make a class of an imported package (see ScriptPackage.factories) ->
@@ -413,7 +419,10 @@ class Lowerer:
                     return self.assign_value(self.text(name), value, d)
                 finally:
                     self.step_binding = None
-            return self.assign_value(self.text(name), value, d)
+            out = self.assign_value(self.text(name), value, d)
+            if (value.start_byte, value.end_byte) in self.requests:  # const res = await fetch()
+                self.responses.add(self.text(name))
+            return out
         target = self.target(name)
         if target is None:
             return []
@@ -1004,6 +1013,8 @@ class Lowerer:
         attr = self.text(prop).lstrip("#")
         if self.text(obj) in self.table.environment:  # process.env.MODEL
             return self.env_read(attr, n)
+        if attr in _HTTP_STATUS and obj.type == "identifier" and self.text(obj) in self.responses:
+            return self.at(ast.Constant(True), n)  # res.ok of an API request
         attr = self.renames.get(attr, attr)
         py = self.table.properties.get(attr)
         if py is not None:  # xs.length -> len(xs)
@@ -1273,6 +1284,7 @@ class Lowerer:
                     for k, v in zip(obj.keys, obj.values, strict=True)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str)
                     and k.value.isidentifier()]
+        self.requests.add((n.start_byte, n.end_byte))
         return self.at(ast.Call(func=func, args=[], keywords=keywords), n)
 
     def object_key(self, obj: Node, key: str) -> Node | None:
