@@ -832,3 +832,23 @@ export async function POST(body: { q: string; model: string }) {
 """
     write_files(tmp_path, {"route.ts": code})
     assert _codes(lint_tree(tmp_path, {"EL301"})) == [("EL301", "route.ts", 21)]
+
+
+def test_a_fetch_responses_ok_is_no_verdict(tmp_path: Path) -> None:
+    """``if (!res.ok) throw ...`` tests the HTTP exchange: it makes no judge of the call."""
+    code = """export async function describe(topic: string) {
+  const first = await fetch("https://api.openai.com/v1/chat/completions", {
+    method: "POST",
+    body: JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: topic }] }),
+  });
+  const outline = (await first.json()).choices[0].message.content as string;
+  const second = await fetch("https://api.openai.com/v1/chat/completions", {
+    method: "POST",
+    body: JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: outline }] }),
+  });
+  if (!second.ok) throw new Error(`HTTP ${second.status}`);
+  return (await second.json()).choices[0].message.content as string;
+}
+"""
+    write_files(tmp_path, {"talk.ts": code})
+    assert _codes(lint_tree(tmp_path, {"EL301", "EL201"})) == []
