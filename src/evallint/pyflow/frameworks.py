@@ -192,7 +192,8 @@ def _attached_scorers(it: Interp, c: CallIR, row: ObjectRow, key: tuple[str, str
     run = Origin(it.path, c.pos, f"run of the `{short}` object",
                  (it.path, it.fn.name, c.id + _SECOND))
     it.summary.n_llm += 1
-    effective.record(it, c, c.func, Role.GENERATOR, ("the object its scorers judge",), {},
+    # (of no named role: what its scorers judge, and nothing else's generator by place)
+    effective.record(it, c, c.func, Role.UNKNOWN, ("the object its scorers judge",), {},
                      model, model_where, (), run, own_role=False)
     for i, lb in enumerate(sorted(scorers, key=lambda x: x.origin.key if x.origin else ())):
         assert lb.origin is not None
