@@ -125,6 +125,8 @@ class Analysis:
         self.state_outputs: Mapping[str, frozenset[L]] = self._table("state_outputs", {})
         # state key -> the functions that read it (run again once a node has written it)
         self.state_readers: dict[str, set[tuple[str, str]]] = {}
+        # module path -> whether its functions are graph nodes (flows; cleared with the tables)
+        self.graph_modules: dict[str, bool] = {}
         self.result = Result()
         # The project-wide state above (but ``result``) changes only through ``set_state``,
         # ``add_state`` and ``set_genctx``, each change journaled: ``chain`` digests every
@@ -270,6 +272,7 @@ class Analysis:
         before = {m.path: self._import_targets(m) for m in self.tables.modules
                   if added.prefix_of_any(m.facts.imports.values())}
         self.tables = Tables([m.facts for m in self.tables.modules] + loaded)
+        self.graph_modules.clear()
         # static chat answers (and the lookups behind them) were read off the old tables
         self._static_chats.clear()
         self._static_reads.clear()

@@ -64,12 +64,23 @@ def state_param(it: Interp) -> str | None:
     its first parameter (after ``self``)."""
     if it.state_arg is False:
         params = it.fn.params[1:] if it.fn.is_method else it.fn.params
-        it.state_arg = params[0].name if params and it.fn.name != "<module>" and (
-            _graph_module(it.mod.facts.imports.values()) or any(
-                (m := it.an.tables.module(v, it.path) or it.an.tables.owner(v, it.path))
-                is not None and _graph_module(m.facts.imports.values())
-                for v in it.mod.facts.imports.values())) else None
+        it.state_arg = params[0].name if params and it.fn.name != "<module>" and \
+            _uses_graphs(it) else None
     return it.state_arg if isinstance(it.state_arg, str) else None
+
+
+def _uses_graphs(it: Interp) -> bool:
+    """The module uses LangGraph or LangChain, or imports a module that does (once per
+    module while the tables stand)."""
+    key = it.path
+    found = it.an.graph_modules.get(key)
+    if found is None:
+        imports = it.mod.facts.imports.values()
+        found = _graph_module(imports) or any(
+            (m := it.an.tables.module(v, it.path) or it.an.tables.owner(v, it.path))
+            is not None and _graph_module(m.facts.imports.values()) for v in imports)
+        it.an.graph_modules[key] = found
+    return found
 
 
 def _graph_module(imports: Iterable[str]) -> bool:
