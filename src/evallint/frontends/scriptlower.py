@@ -1271,14 +1271,7 @@ class Lowerer:
         if call is None or body is None or body.type != "object":
             return None
         root, _, rest = call.partition(".")
-        alias = f"_http_{root}"
-        if not any(isinstance(s, ast.Import) and s.names[0].asname == alias
-                   for s in self.added_imports):
-            self.added_imports.append(ast.Import(names=[ast.alias(name=root, asname=alias)]))
-            self.imported.append(call)
-        func: ast.expr = self.at(ast.Name(id=alias, ctx=ast.Load()), fn)
-        for part in rest.split("."):
-            func = self.at(ast.Attribute(value=func, attr=part, ctx=ast.Load()), fn)
+        func = self.imported_attr(root, rest, fn)
         obj = self.object(body)
         keywords = [self.at(ast.keyword(arg=k.value, value=v), body)
                     for k, v in zip(obj.keys, obj.values, strict=True)
@@ -1313,14 +1306,22 @@ class Lowerer:
         if found is None:
             return None
         module, cls = found
-        alias = "_made_" + module.replace(".", "_")
+        func = self.imported_attr(module, cls, at)
+        return self.at(ast.Call(func=func, **self.call_args(ast.unparse(func), args, at)), n)
+
+    def imported_attr(self, module: str, path: str, at: Node) -> ast.expr:
+        """``module.path`` read through an import the lowering adds (once per module, under a
+        name of its own): what a factory method or an API request stands for."""
+        alias = "_lowered_" + module.replace(".", "_")
         if not any(isinstance(s, ast.Import) and s.names[0].asname == alias
                    for s in self.added_imports):
             self.added_imports.append(ast.Import(names=[ast.alias(name=module, asname=alias)]))
-            self.imported.append(f"{module}.{cls}")
-        func = self.at(ast.Attribute(value=self.at(ast.Name(id=alias, ctx=ast.Load()), at),
-                                     attr=cls, ctx=ast.Load()), at)
-        return self.at(ast.Call(func=func, **self.call_args(f"{alias}.{cls}", args, at)), n)
+        if f"{module}.{path}" not in self.imported:
+            self.imported.append(f"{module}.{path}")
+        func: ast.expr = self.at(ast.Name(id=alias, ctx=ast.Load()), at)
+        for part in path.split("."):
+            func = self.at(ast.Attribute(value=func, attr=part, ctx=ast.Load()), at)
+        return func
 
     def step_run(self, value: Node) -> str | None:
         """The work function's key when ``value`` calls a workflow's step constructor."""

@@ -105,10 +105,15 @@ def captured(it: Interp, name: str) -> tuple[FunctionIR, list[Val]] | None:
     while outer is not None:
         fn = it.mod.facts.functions[outer]
         if name in fn.locals:
-            return fn, [st.value for st in walk_steps(fn.body)
-                        if isinstance(st, Assign) and name in st.targets and not st.weak]
+            return fn, _assigned(fn, name)
         outer = enclosing(it.mod, outer)
     return None
+
+
+def _assigned(fn: FunctionIR, name: str) -> list[Val]:
+    """What ``fn`` assigns to ``name`` (its whole value, not an element's)."""
+    return [st.value for st in walk_steps(fn.body)
+            if isinstance(st, Assign) and name in st.targets and not st.weak]
 
 
 def captured_calls(it: Interp, name: str) -> list[CallIR]:
@@ -126,9 +131,7 @@ def captured_calls(it: Interp, name: str) -> list[CallIR]:
         for n in v.names:
             if depth < 2 and "." not in n and n not in seen and n in fn.locals:
                 seen.add(n)
-                work.extend((x, depth + 1) for st in walk_steps(fn.body)
-                            if isinstance(st, Assign) and n in st.targets and not st.weak
-                            for x in (st.value,))
+                work.extend((x, depth + 1) for x in _assigned(fn, n))
     return out
 
 

@@ -105,11 +105,10 @@ def note_state_outputs(it: Interp, value: Val, whole: frozenset[L]) -> None:
     is what another node reading that key reads (roles and pairs by data flow). A node that
     returns an LLM's parsed output as its whole update (``return JSON.parse(reply)``) writes
     its keys, whichever they are (``*``: a key no node names)."""
-    items = value.keys if value.keys else (("*", value),) if value.calls else ()
-    for key, val in items:
-        labels = frozenset(lb for lb in (it.peek(val) if val is not value or value.keys
-                                         else whole)
-                           if lb.kind in ("gen", "llm", "ans", "judge")
+    items = [(k, it.peek(v)) for k, v in value.keys] if value.keys else \
+        [("*", whole)] if value.calls else []
+    for key, read in items:
+        labels = frozenset(lb for lb in read if lb.kind in ("gen", "llm", "ans", "judge")
                            and lb.origin is not None and lb.origin.key[:2] == (it.path, it.fn.name))
         if not labels:
             continue
