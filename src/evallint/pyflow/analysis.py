@@ -29,7 +29,7 @@ from evallint.pyflow.build import TEXT_BLOCKS
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.interp import Interp
-from evallint.pyflow.ir import FunctionIR, PythonFacts, Ref, Val
+from evallint.pyflow.ir import Assign, FunctionIR, PythonFacts, Ref, Return, Val, walk_steps
 from evallint.pyflow.parts import Part, builds_llm_object, relevant_modules
 from evallint.pyflow.providers import (
     CAT,
@@ -226,8 +226,11 @@ class Analysis:
         loaded: list[PythonFacts] = []
         rest: list[PythonFacts] = []
         tables = self.tables
+        homes = self._model_homes()
         for f in self.skipped:
-            hit = False
+            # ``model=settings.JUDGE_MODEL`` with ``settings`` imported from a file that names
+            # no LLM: the model's value is there
+            hit = any(h == f.module or h.startswith(f.module + ".") for h in homes)
             for name in f.imported:
                 if not tables.may_resolve(name):
                     continue
@@ -301,6 +304,22 @@ class Analysis:
         self._stale = {(m.path, f) for m in self.tables.modules if m.path in stale
                        for f in m.facts.function_names}
         return True
+
+    def _model_homes(self) -> set[str]:
+        """What the model arguments of the relevant modules' calls import (the qualified
+        names their roots are imported as)."""
+        out: set[str] = set()
+        for m in self.tables.modules:
+            imports = m.facts.imports
+            if m.path not in self.relevant or not imports:
+                continue
+            for fn in m.facts.functions.values():
+                for c in fn.calls:
+                    for k, v in c.kwargs:
+                        if k in CAT.model_keywords:
+                            out.update(imports[r] for r in (n.split(".")[0] for n in v.names)
+                                       if r in imports)
+        return out
 
     def _import_targets(self, m: Module) -> tuple[str | None, ...]:
         """The module each import of ``m`` resolves to in the current tables."""
@@ -400,7 +419,36 @@ class Analysis:
                 if chats:
                     out |= llmcalls.chat_bound(Interp(self, mod, fn, report=False), c, chats,
                                                mod, fn)
+            elif row is None and depth < 8:
+                out |= self._factory_chat(mod, fn, c.func, depth)
         return frozenset(out)
+
+    def _factory_chat(self, mod: Module, fn: FunctionIR, func: str, depth: int
+                      ) -> frozenset[L]:
+        """``judge = make_judge()`` at module level or in a constructor, where the project's
+        own ``make_judge`` returns ``Agent(...)``: what the factory returns, read from its
+        ``return`` statements (a local it returns read from its assignment)."""
+        qual = self._static_callee(mod, fn, func)
+        found = self.tables.function(qual, mod.path) if qual else None
+        if found is None or found[1] is fn:
+            return frozenset()
+        home, factory = found
+        assigned: dict[str, list[Val]] = {}
+        returns: list[Val] = []
+        for step in walk_steps(factory.body):
+            if isinstance(step, Return):
+                returns.append(step.value)
+            elif isinstance(step, Assign) and len(step.targets) == 1 and not step.aug:
+                assigned.setdefault(step.targets[0], []).append(step.value)
+        out: set[L] = set()
+        for val in returns:
+            local = [n for n in val.names if n in factory.locals]
+            for name in local:
+                for held in assigned.get(name, ())[-1:]:
+                    out |= self.static_chat_val(home, factory, held, depth + 1)
+            if not local:
+                out |= self.static_chat_val(home, factory, val, depth + 1)
+        return frozenset(lb for lb in out if lb.kind == "chat")
 
     def framework_name(self, qualified: str, near: str) -> bool:
         """``agents.Agent`` names the SDK unless the project's own ``agents`` package is
@@ -723,6 +771,9 @@ class Analysis:
             return None, ""
         if ref[0] == "lit":
             return str(ref[1]), ""
+        if ref[0] == "fmt":  # f"openai/{cfg.model}": the text around the value it resolves to
+            value, how = self.resolve_ref(ref[2], mod, cls, depth + 1)
+            return (f"{ref[1]}{value}{ref[3]}", how) if value is not None else (None, "")
         if ref[0] == "env":
             value, how = self.resolve_ref(ref[2], mod, cls, depth + 1)
             if value is None:

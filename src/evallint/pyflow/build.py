@@ -551,7 +551,16 @@ class Builder:
             joined = "".join(texts)
             strings = Val(strings=(joined[:MAX_STR],),
                           scored=asks_score(joined)) if joined.strip() else EMPTY
-            return merge([strings, *pieces])
+            out = merge([strings, *pieces])
+            if len(pieces) == 1 and pieces[0].ref is not None and not pieces[0].calls:
+                # f"openai/{cfg.model}": the one value it is made of, with the text around
+                at = next(i for i, p in enumerate(node.values)
+                          if isinstance(p, ast.FormattedValue))
+                around = ["".join(p.value for p in part if isinstance(p, ast.Constant)
+                                  and isinstance(p.value, str))
+                          for part in (node.values[:at], node.values[at + 1:])]
+                out.ref = ("fmt", around[0], pieces[0].ref, around[1])
+            return out
         if isinstance(node, ast.BinOp):
             left = self.expr(node.left, fn)
             right = self.expr(node.right, fn)

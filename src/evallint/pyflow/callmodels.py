@@ -29,6 +29,11 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
     if val is None:
         return None, ""
     ref = it.local_ref(val.ref)
+    if ref is not None and ref[0] == "fmt":  # f"openai/{model}": one variable, the same text
+        inner, how = symbolic_model(it, Val(names=val.names, ref=ref[2]))
+        if inner is None:
+            return None, ""
+        return f"{SYMBOLIC}{ref[1]}{{{inner[len(SYMBOLIC):]}}}{ref[3]}", how
     inst = (ref, it.mod, "") if ref is not None and ref[0] == "new" else None
     if ref is not None and ref[0] == "name":
         inst = instances.as_instance(it.an, ref, it.mod)

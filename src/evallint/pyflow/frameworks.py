@@ -17,13 +17,13 @@ first argument; the tables are plain data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from evallint.catalogue import ObjectRow
 from evallint.facts import Pos
 from evallint.pyflow import callmodels, callroles, effective, flows
-from evallint.pyflow.ir import CallIR, Val
+from evallint.pyflow.ir import CallIR, FunctionIR, Val
 from evallint.pyflow.providers import CAT, call_arg, model_value, qualify
 from evallint.pyflow.results import SYMBOLIC, where
 from evallint.pyflow.summaries import L, Origin, chat_of
@@ -156,7 +156,7 @@ def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> No
         return
     if any(lb.kind == "chat" for n in ev.names for lb in it.read(n)):
         return  # an LLM object built for the evaluator: its own model
-    for sc in [*it.calls_in(ev), *_global_calls(it, ev)]:
+    for sc in [*it.calls_in(ev), *(c for _, c in _global_calls(it, ev))]:
         row = CAT.object_row(qualify(sc.func, it.mod.facts.imports))
         if row is not None and row.kind == "client":
             return  # editor_llm = AnthropicAugmentedLLM(agent=editor): its own LLM
@@ -257,9 +257,13 @@ def handle_model(it: Interp, val: Val, rows_only: bool = False) -> tuple[str | N
     """The model of a client/model object built in the value (``openai("gpt-4o")`` given
     to the Vercel AI SDK's ``generateText``); ``rows_only``: only objects the catalogue
     lists, not any call with a ``model=``."""
-    for sc in [*it.calls_in(val), *_global_calls(it, val)]:
+    work = [(it.fn, sc) for sc in it.calls_in(val)] + _global_calls(it, val)
+    for i, (fn, sc) in enumerate(work):
         row = CAT.object_row(qualify(sc.func, it.mod.facts.imports)) or _provided(it, sc)
         if rows_only and (row is None or row.model is None):
+            if row is None and i < 8:  # ``wrapModel(anthropic("claude-..."))``: a wrapper's
+                work.extend((fn, fn.calls[cid]) for a in sc.args  # handle is the one wrapped
+                            for cid in a.calls if cid < len(fn.calls))
             continue
         inner = model_value(row.model, sc) if row is not None and row.model is not None \
             else sc.kw("model") or sc.kw("model_name") or (sc.args[0] if sc.args else None)
@@ -267,6 +271,31 @@ def handle_model(it: Interp, val: Val, rows_only: bool = False) -> tuple[str | N
             found = callmodels.model_of_val(it, inner)
             if found[0] is not None:
                 return found
+    return _imported_handle(it, val, rows_only)
+
+
+def _imported_handle(it: Interp, val: Val, rows_only: bool) -> tuple[str | None, str]:
+    """``model: judgeModel`` with ``judgeModel = anthropic("claude-...")`` made in the module
+    it is imported from: the handle's model, read there."""
+    from evallint.pyflow.interp import Interp as _Interp  # (a cycle at import time)
+
+    facts = it.mod.facts
+    for n in val.names:
+        root, _, rest = n.partition(".")
+        if root in facts.constant_names or root not in facts.imports or \
+                root in it.fn.locals or rest:
+            continue
+        found = it.an.tables.constant(facts.imports[root], it.path)
+        if found is None or found[0] is it.mod:
+            continue
+        home, name = found
+        body = home.facts.functions.get(home.facts.owners.get(name, ""))
+        if body is None:
+            continue
+        there = _Interp(it.an, home, body, report=False)
+        model = handle_model(there, Val(names=(name,)), rows_only)
+        if model[0] is not None:
+            return model[0], model[1] or f"{name} in {home.path}"
     return None, ""
 
 
@@ -275,22 +304,24 @@ def _provided(it: Interp, sc: CallIR) -> ObjectRow | None:
     createOpenAI({...})`` then ``openai("gpt-4o")`` or ``openai.chat("gpt-4o")``): the handle's
     model is the call's first argument."""
     head = Val(names=(sc.func.split(".")[0],))
-    for made in [*it.calls_in(head), *_global_calls(it, head)]:
+    for made in [*it.calls_in(head), *(c for _, c in _global_calls(it, head))]:
         row = CAT.object_row(qualify(made.func, it.mod.facts.imports))
         if row is not None and row.kind == "provider":
             return row
     return None
 
 
-def _global_calls(it: Interp, val: Val) -> list[CallIR]:
-    """The calls a module-level name read in ``val`` was built with (``lm = dspy.LM(...)``)."""
+def _global_calls(it: Interp, val: Val) -> list[tuple[FunctionIR, CallIR]]:
+    """The calls a module-level name read in ``val`` was built with (``lm = dspy.LM(...)``),
+    with the function (the module body) whose calls they are."""
     facts = it.mod.facts
-    out: list[CallIR] = []
+    out: list[tuple[FunctionIR, CallIR]] = []
     for n in val.names:
         const = facts.constants.get(n)
         owner = facts.functions.get(facts.owners.get(n, ""))
         if const is not None and owner is not None:
-            out.extend(owner.calls[cid] for cid in const.calls if cid < len(owner.calls))
+            out.extend((owner, owner.calls[cid]) for cid in const.calls
+                       if cid < len(owner.calls))
     return out
 
 
@@ -298,6 +329,12 @@ def _describe(it: Interp, c: CallIR, row: ObjectRow) -> FrameworkObject:
     name_val = call_arg(c, row.name)
     name = name_val.text if name_val is not None and name_val.text else ""
     system = call_arg(c, row.instructions)
+    if system is not None and system.names:
+        # read here, where its names mean something: the object may run in another module
+        # (``reflect(judge_agent, ...)`` with the agent built by an imported factory)
+        texts = tuple(t for t in callroles.prompt_texts(it, system, []) if t not in system.strings)
+        if texts:
+            system = replace(system, strings=(*system.strings, *texts))
     structured = row.always_structured or call_arg(c, row.structured) is not None
     short = c.func.rsplit(".", 1)[-1]
     reasoning = (row.reasoning.replace("{class}", short),) if row.reasoning else ()

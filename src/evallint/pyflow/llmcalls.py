@@ -244,12 +244,19 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
     if not chats and (short in CAT.chat_run_methods or short in CAT.framework_methods) and \
             base and "." not in base:
         # ``judge_llm.invoke(...)``, ``agent.generate(...)`` on a parameter: the caller decides
-        # what runs (see ``param_chat_run``)
+        # what runs (see ``param_chat_run``); its reply is a new text, not the prompt passed
+        # through (the caller's run stands for it), so only the object's labels go on
+        ran = False
         for lb in recv:
-            if lb.kind == "param" and lb.idx is not None and lb.idx not in it.chat_params:
-                r, ev = callroles.role_of(it, c, None, None, None,
-                                          [*c.args, *(v for k, v in c.kwargs if k == "input")])
-                it.chat_params[lb.idx] = (r.value, ev)
+            if lb.kind == "param" and lb.idx is not None:
+                ran = True
+                if lb.idx not in it.chat_params:
+                    r, ev = callroles.role_of(
+                        it, c, None, None, None,
+                        [*c.args, *(v for k, v in c.kwargs if k == "input")])
+                    it.chat_params[lb.idx] = (r.value, ev)
+        if ran:
+            return recv
     if chats and short in CAT.derive_methods:
         return chat_bound(it, c, chats, it.mod, it.fn)
     if short in CAT.task_methods and c.args:
@@ -535,7 +542,10 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
     if conf is not None:
         role, evidence = conf[0], (conf[1],)
-    elif s.role is not Role.UNKNOWN:
+    elif s.role is not Role.UNKNOWN and not {Role.GENERATOR, Role.EVALUATOR} <= \
+            s.own_call_roles:
+        # (a function that writes and judges, ``reflect()`` running the whole loop, is the
+        # loop: its name says what the loop is for, not what one call of it is)
         role, evidence = s.role, s.role_evidence
     elif s.llm and s.meta:
         it.meta = True  # a router's or prompt rewriter's helper: no role of the loop

@@ -183,8 +183,22 @@ def _constant_matters(node: ast.Assign | ast.AnnAssign) -> bool:
 
 def _names_model(d: ast.Dict, depth: int = 0) -> bool:
     """A dict literal with a model name among its values, or in a dict inside it (a settings
-    object: ``{"models": {"judge": "claude-sonnet-4-5"}}``)."""
-    return any((isinstance(v, ast.Constant) and isinstance(v.value, str) and len(v.value) < 80
-                and any(h in v.value.lower() for h in _MODEL_HINTS))
-               or (isinstance(v, ast.Dict) and depth < 3 and _names_model(v, depth + 1))
-               for v in d.values)
+    object: ``{"models": {"judge": "claude-sonnet-4-5"}}``), or a key named for a model
+    (``{MODEL_NAME: env.MODEL_NAME ?? "gpt-4o-mini"}``): one value for every module that
+    reads it, whatever fills it."""
+    for k, v in zip(d.keys, d.values, strict=True):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str) and \
+                not {"model", "models"}.isdisjoint(name_tokens(k.value.lower())):
+            return True
+        if isinstance(v, ast.BoolOp):  # ``env.MODEL ?? "gpt-4o-mini"``
+            if any(_model_literal(x) for x in v.values):
+                return True
+        elif _model_literal(v) or (isinstance(v, ast.Dict) and depth < 3
+                                   and _names_model(v, depth + 1)):
+            return True
+    return False
+
+
+def _model_literal(v: ast.expr) -> bool:
+    return isinstance(v, ast.Constant) and isinstance(v.value, str) and len(v.value) < 80 \
+        and any(h in v.value.lower() for h in _MODEL_HINTS)
