@@ -108,6 +108,17 @@ class SetterRow:
 
 
 @dataclass(frozen=True)
+class Registry:
+    """Objects registered under a key on a framework's application object and looked up by
+    it elsewhere (Mastra's ``new Mastra({agents: {judge}})`` then ``mastra.getAgent("judge")``):
+    the application classes, the keyword the objects are given in, the lookup methods."""
+
+    classes: tuple[str, ...]
+    keyword: str
+    lookup: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ScriptWorkflow:
     """A script framework's workflow chain (Mastra's ``createWorkflow({...}).then(a)
     .dowhile(b, cond).commit()``): the chain's root calls (``start``), the step constructors
@@ -191,6 +202,7 @@ class Framework:
     # an HTTP endpoint's path -> the SDK call a script's ``fetch(url, {body: JSON.stringify(
     # {...})})`` to it stands for (its body's keys are that call's keywords)
     script_endpoints: tuple[tuple[str, str], ...] = ()
+    registry: Registry | None = None
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -212,7 +224,8 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "history": dict, "derive": dict, "configure": list, "context": list,
         "set_model": list, "fields": dict, "examples": list, "scripts": list,
         "script_methods": dict, "script_builders": list, "script_workflow": dict,
-        "script_endpoints": dict}
+        "script_endpoints": dict, "registry": dict}
+_REGISTRY_KEYS = {"classes": list, "keyword": str, "lookup": list}
 _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
                         "scripts"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str, "factories": dict}
@@ -431,7 +444,16 @@ def parse_framework(data: Any, source: str) -> Framework:
         _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts),
         _script_methods(source, d.get("script_methods")), _strs(d, "script_builders"),
         _workflow(f"{source}: script_workflow", d.get("script_workflow")),
-        _endpoints(source, d.get("script_endpoints")))
+        _endpoints(source, d.get("script_endpoints")), _registry(source, d.get("registry")))
+
+
+def _registry(source: str, data: Any) -> Registry | None:
+    if data is None:
+        return None
+    r = _check(f"{source}: registry", data, _REGISTRY_KEYS)
+    if not r.get("classes") or not r.get("keyword") or not r.get("lookup"):
+        raise CatalogueError(f"{source}: registry needs classes, keyword and lookup")
+    return Registry(_strs(r, "classes"), str(r["keyword"]), _strs(r, "lookup"))
 
 
 def _endpoints(source: str, data: Any) -> tuple[tuple[str, str], ...]:
@@ -565,6 +587,9 @@ class Catalogue:
         # (the longest path first: ``/v1/chat/completions`` before a shorter one it contains)
         self.script_endpoints = tuple(sorted(((k, v) for fw in fws for k, v in fw.script_endpoints),
                                              key=lambda kv: -len(kv[0])))
+        # lookup method -> (framework, the application classes, the keyword objects are in)
+        self.registries = {m: (fw.id, fw.registry.classes, fw.registry.keyword)
+                           for fw in fws if fw.registry is not None for m in fw.registry.lookup}
         self.script_prefilter = tuple(dict.fromkeys(sp.package.split("*")[0].lower()
                                                     for sp in self.scripts))
         # pattern lookups by qualified name, asked for every external call the analysis meets

@@ -25,7 +25,13 @@ from evallint.pyflow.build import Builder, PosMap
 from evallint.pyflow.datasets import dataset_facts
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
-from evallint.pyflow.providers import CAT, framework_roots, has_sdk_call, prefilter_words
+from evallint.pyflow.providers import (
+    CAT,
+    framework_roots,
+    has_sdk_call,
+    model_reads,
+    prefilter_words,
+)
 from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
@@ -209,6 +215,7 @@ def build_into(facts: PythonFacts, builder: Builder, package: str) -> None:
     facts.owners = builder.owners
     facts.calls_sdk = has_sdk_call(facts)
     facts.fw_roots = framework_roots(facts)
+    facts.model_reads = model_reads(facts)
     facts.function_names = frozenset(builder.functions)
     facts.function_order = tuple(builder.functions)
     facts.constant_names = frozenset(builder.constants)

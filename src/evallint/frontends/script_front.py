@@ -35,6 +35,13 @@ from evallint.pyflow.relevance import needs_analysis
 from evallint.source import SourceFile
 
 # ``from "x"``, ``require("x")``, ``import("x")``: what a skipped script imports
+# A folder's barrel (``index.ts``): nothing but ``export { a, b } from "./a"`` statements
+# (between comments). It holds no LLM word, but its importers reach the project's LLM
+# helpers through it, so it is analysed like a module that has them.
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_BARREL = re.compile(
+    r"""\s*(?:export\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"'\n]+["']"""
+    r"""\s*;?\s*)+""")
 _SPECIFIERS = re.compile(r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)["']([^"'\n]+)["']""")
 
 
@@ -73,6 +80,7 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
     if minified(code):  # (``*.min.js`` and ``*.d.ts`` are never classified as scripts)
         return facts  # build output: no code of anyone's to check
     low = code.lower()
+    force = force or (len(code) < 20000 and "export" in low and _barrel(code))
     if not force and not needs_parse(code, low):
         facts.imported = imported_modules(code, rel)
         if facts.imported:
@@ -93,6 +101,10 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
         return facts
     build_into(facts, Builder(module, code, None), "")  # (the lowering resolved the imports)
     return facts
+
+
+def _barrel(code: str) -> bool:
+    return _BARREL.fullmatch(_COMMENTS.sub("", code)) is not None
 
 
 def imported_modules(code: str, rel: str) -> tuple[str, ...]:

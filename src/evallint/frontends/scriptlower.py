@@ -257,6 +257,8 @@ class Lowerer:
             decl = n.child_by_field_name("declaration")
             if decl is not None:
                 return self.statement(decl)
+            if n.child_by_field_name("source") is not None:
+                return self.reexport(n)
             value = n.child_by_field_name("value")
             if value is not None:
                 return self.assign_value("default", value, n)
@@ -353,6 +355,28 @@ class Lowerer:
                                                 self.text(alias or name), n))
         return out
 
+    def reexport(self, n: Node) -> list[ast.stmt]:
+        """``export { draft, review as check } from "./steps"``: the names imported here (an
+        index module hands on what another defines), with the work functions a workflow step
+        of that name runs (``draft__execute``, see :meth:`run_step`)."""
+        src = n.child_by_field_name("source")
+        clause = next((c for c in n.named_children if c.type == "export_clause"), None)
+        if src is None or clause is None:
+            return []
+        module, _ = self.module_of(self.string_value(src))
+        runs = sorted({wf.run for wf in self.workflows})
+        out: list[ast.stmt] = []
+        for spec in clause.named_children:
+            name = spec.child_by_field_name("name")
+            alias = spec.child_by_field_name("alias")
+            if spec.type != "export_specifier" or name is None:
+                continue
+            out.append(self.import_from(module, self.text(name), self.text(alias or name), n))
+            out.extend(self.at(ast.ImportFrom(module=module, names=[ast.alias(
+                name=f"{self.text(name)}__{run}", asname=f"{self.text(alias or name)}__{run}")],
+                level=0), n) for run in runs)
+        return out
+
     def import_from(self, module: str, name: str, local: str, n: Node) -> ast.stmt:
         self.imported.append(f"{module}.{name}")
         self.import_origin[local] = (module, name)
@@ -432,7 +456,7 @@ class Lowerer:
         value = self.unwrap(value)
         if value.type in _FUNCTIONS:
             return [self.function(name, value)]
-        chain = self.workflow_chain(value)
+        chain = self.workflow_chain(value, name)
         if chain is not None:  # the chain's root, and the function it runs (hoisted)
             return [self.at(ast.Assign(targets=[self.at(ast.Name(id=name, ctx=ast.Store()), n)],
                                        value=chain), n)]
@@ -1331,11 +1355,13 @@ class Lowerer:
         name = self.text(fn).rsplit(".", 1)[-1] if fn is not None else ""
         return next((wf.run for wf in self.workflows if name in wf.step), None)
 
-    def workflow_chain(self, n: Node) -> ast.expr | None:
+    def workflow_chain(self, n: Node, into: str = "") -> ast.expr | None:
         """``createWorkflow({...}).then(draft).dowhile(review, cond).commit()``: the chain is
         written as the function the workflow runs, hoisted before the statement (each step's
         work function handed the last step's output, a repeated step in a loop whose exit the
-        condition decides); its value is the root call."""
+        condition decides); its value is the root call. A workflow kept in a name (``into``)
+        runs as a step's work function does (``inner__execute``): another workflow may run
+        it as one of its steps."""
         links: list[tuple[str, list[Node], Node]] = []
         cur = self.unwrap(n)
         parts = self.member_call(cur)
@@ -1361,13 +1387,13 @@ class Lowerer:
             if method in wf.then:
                 body.append(step)
             elif (method in wf.again_while or method in wf.again_until) and len(args) > 1:
-                test = self.step_condition(wf, args[1])
+                prelude, test = self.step_condition(wf, args[1])
                 if method in wf.again_while:
                     test = self.at(ast.UnaryOp(op=ast.Not(), operand=test), args[1])
                 leave = self.at(ast.If(test=test, body=[self.at(ast.Break(), args[1])],
                                        orelse=[]), args[1])
                 body.append(self.at(ast.While(test=self.at(ast.Constant(True), node),
-                                              body=[step, leave], orelse=[]), node))
+                                              body=[step, *prelude, leave], orelse=[]), node))
         if not body:
             return None
         # the workflow hands back its last step's output: a loop's last attempt when one
@@ -1376,7 +1402,7 @@ class Lowerer:
         end = loops[0] if loops and links[0][0] not in wf.then else links[0][2]
         body.append(self.at(ast.Return(value=self.at(ast.Name(id=var, ctx=ast.Load()), end)),
                             end))
-        fname = self.fresh("workflow")
+        fname = f"{into}__{wf.run}" if into else self.fresh("workflow")
         self.push(self.at(ast.FunctionDef(
             name=fname, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=var)], vararg=None,
                                            kwonlyargs=[], kw_defaults=[], kwarg=None,
@@ -1403,24 +1429,31 @@ class Lowerer:
         return self.at(ast.Assign(targets=[self.at(ast.Name(id=wf.input, ctx=ast.Store()), at)],
                                   value=call), at)
 
-    def step_condition(self, wf: Any, cond: Node) -> ast.expr:
+    def step_condition(self, wf: Any, cond: Node) -> tuple[list[ast.stmt], ast.expr]:
         """A loop's condition: an arrow's expression read in place when it destructures the
-        step's output (``({ inputData }) => inputData.score < 80``), else the condition's
-        function called with it."""
+        step's output (``({ inputData }) => inputData.score < 80``; a body of ``const``
+        declarations and a ``return`` is read in place too, the declarations before the
+        test), else the condition's function called with it."""
         cond = self.unwrap(cond)
         body = cond.child_by_field_name("body")
         params = cond.child_by_field_name("parameters") or cond.child_by_field_name(
             "parameter")
         pattern = self.first_pattern(params)
-        if cond.type in _FUNCTIONS and body is not None and body.type != "statement_block" \
-                and pattern is not None and pattern.type == "object_pattern" and \
-                any(local == wf.input for _, local, _ in self.pattern_fields(pattern)):
-            return self.expr(body)
+        inline = cond.type in _FUNCTIONS and body is not None and pattern is not None and \
+            pattern.type == "object_pattern" and \
+            any(local == wf.input for _, local, _ in self.pattern_fields(pattern))
+        if inline and body is not None and body.type != "statement_block":
+            return [], self.expr(body)
+        parts = [c for c in body.named_children if c.type != "comment"] \
+            if inline and body is not None else []
+        if parts and parts[-1].type == "return_statement" and parts[-1].named_children and \
+                all(c.type == "lexical_declaration" for c in parts[:-1]):
+            return self.block(parts[:-1]), self.expr(parts[-1].named_children[0])
         if cond.type in _FUNCTIONS:
             func: ast.expr = self.hoist(self.fresh("condition"), cond)
         else:
             func = self.expr(cond)
-        return self.at(ast.Call(func=func, args=[], keywords=[ast.keyword(
+        return [], self.at(ast.Call(func=func, args=[], keywords=[ast.keyword(
             arg=wf.input, value=self.at(ast.Name(id=wf.input, ctx=ast.Load()), cond))]), cond)
 
     def call_args(self, path: str, args: list[Node], fn: Node) -> dict[str, Any]:

@@ -108,6 +108,8 @@ class Analysis:
         # of that function makes another object, so two calls are not "one object"
         self.varying: AbstractSet[tuple[str, str, int]] = self._table("varying", set())
         self._static_chats: dict[tuple[str, str], frozenset[L]] = {}
+        # key -> where an object is registered under it (see :meth:`registered`)
+        self._registry: dict[str, list[tuple[Module, FunctionIR, Val]]] | None = None
         # what computing each answer looked up in the tables (for replay records)
         self._static_reads: dict[tuple[str, str], frozenset[Lookup]] = {}
         # framework objects (constructor key) that run an LLM, and their runs (call key ->
@@ -279,6 +281,7 @@ class Analysis:
         # static chat answers (and the lookups behind them) were read off the old tables
         self._static_chats.clear()
         self._static_reads.clear()
+        self._registry = None
         if self.replay is not None:
             self.replay.use(self.tables)
         self.relevant = (relevant_modules(self.tables) | {f.path for f in loaded}) - self.exclude
@@ -308,18 +311,8 @@ class Analysis:
     def _model_homes(self) -> set[str]:
         """What the model arguments of the relevant modules' calls import (the qualified
         names their roots are imported as)."""
-        out: set[str] = set()
-        for m in self.tables.modules:
-            imports = m.facts.imports
-            if m.path not in self.relevant or not imports:
-                continue
-            for fn in m.facts.functions.values():
-                for c in fn.calls:
-                    for k, v in c.kwargs:
-                        if k in CAT.model_keywords:
-                            out.update(imports[r] for r in (n.split(".")[0] for n in v.names)
-                                       if r in imports)
-        return out
+        return {r for m in self.tables.modules if m.path in self.relevant
+                for r in m.facts.model_reads}
 
     def _import_targets(self, m: Module) -> tuple[str | None, ...]:
         """The module each import of ``m`` resolves to in the current tables."""
@@ -367,6 +360,36 @@ class Analysis:
         if outer is not None:
             outer.update(mine)
         return out
+
+    def interp_of(self, mod: Module, name: str) -> Interp | None:
+        """A quiet interpreter of the function that builds the module constant ``name`` (the
+        module body, or a constructor for ``Class.attr``), to read what it was built with."""
+        fn = mod.facts.functions.get(mod.facts.owners.get(name, ""))
+        return Interp(self, mod, fn, report=False) if fn is not None else None
+
+    def registered(self, method: str, key: str) -> frozenset[L]:
+        """``mastra.getAgent("judge")``: the object registered under ``key`` on the
+        framework's application object (``new Mastra({agents: {judge}})``, the catalogue's
+        ``registry``), wherever in the project that is."""
+        fw, classes, keyword = CAT.registries[method]
+        if self._registry is None:
+            self._registry = {}
+            for m in self.tables.modules:
+                for fn in m.facts.functions.values():
+                    for c in fn.calls:
+                        if c.func.rsplit(".", 1)[-1] not in classes:
+                            continue
+                        owner = CAT.framework_of(qualify(c.func, m.facts.imports))
+                        v = c.kw(keyword)
+                        if owner is None or owner.id != fw or v is None:
+                            continue
+                        for k, held in v.keys:
+                            self._registry.setdefault(k, []).append((m, fn, held))
+        out: set[L] = set()
+        for m, fn, held in self._registry.get(key, ()):
+            self.tables.module(m.name, m.path)  # (the run read that module: see replay)
+            out |= self.static_chat_val(m, fn, held, 1)
+        return frozenset(out)
 
     def _inherited_chat(self, mod: Module, name: str, depth: int) -> frozenset[L]:
         """``Class.attr`` set by a base class (``self.model`` made in the constructor of the

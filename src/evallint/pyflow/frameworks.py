@@ -277,8 +277,6 @@ def handle_model(it: Interp, val: Val, rows_only: bool = False) -> tuple[str | N
 def _imported_handle(it: Interp, val: Val, rows_only: bool) -> tuple[str | None, str]:
     """``model: judgeModel`` with ``judgeModel = anthropic("claude-...")`` made in the module
     it is imported from: the handle's model, read there."""
-    from evallint.pyflow.interp import Interp as _Interp  # (a cycle at import time)
-
     facts = it.mod.facts
     for n in val.names:
         root, _, rest = n.partition(".")
@@ -288,14 +286,12 @@ def _imported_handle(it: Interp, val: Val, rows_only: bool) -> tuple[str | None,
         found = it.an.tables.constant(facts.imports[root], it.path)
         if found is None or found[0] is it.mod:
             continue
-        home, name = found
-        body = home.facts.functions.get(home.facts.owners.get(name, ""))
-        if body is None:
+        there = it.an.interp_of(found[0], found[1])
+        if there is None:
             continue
-        there = _Interp(it.an, home, body, report=False)
-        model = handle_model(there, Val(names=(name,)), rows_only)
+        model = handle_model(there, Val(names=(found[1],)), rows_only)
         if model[0] is not None:
-            return model[0], model[1] or f"{name} in {home.path}"
+            return model[0], model[1] or f"{found[1]} in {found[0].path}"
     return None, ""
 
 

@@ -481,11 +481,16 @@ class Interp:
 
     def note_verdict(self, labels: frozenset[L], how: str, pos: Pos) -> None:
         """An LLM call of no named role whose input holds another LLM call's output and whose
-        result ``how`` (becomes a score, a verdict, a loop's decision) evaluates that output."""
-        for lb in labels:
+        result ``how`` (becomes a score, a verdict, a loop's decision) evaluates that output.
+        One such call only: a value made of several (outputs a helper passed through) says
+        nothing of which of them judged."""
+        fed = [lb for lb in labels if lb.kind in ("llm", "gen") and lb.origin is not None
+               and lb.origin.key in self.fed]
+        if len({lb.origin.key for lb in fed if lb.origin is not None}) > 1:
+            return
+        for lb in fed:
             o = lb.origin
-            if lb.kind not in ("llm", "gen") or o is None or o.key not in self.fed or \
-                    o.key in self.an.structural or o.key in self.an.self_fed:
+            if o is None or o.key in self.an.structural or o.key in self.an.self_fed:
                 continue
             src = self.fed[o.key]
             self.an.set_state("structural", o.key, (

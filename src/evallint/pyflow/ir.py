@@ -243,6 +243,9 @@ class PythonFacts(FileFacts):
     # analysis starts from these modules without decoding anyone's code tree.
     calls_sdk: bool = False
     fw_roots: tuple[str, ...] = ()  # modelled frameworks it calls (see providers.framework_roots)
+    # What its calls' model arguments import (``model=settings.JUDGE``: the qualified name
+    # ``settings`` is imported as), eager: the analysis loads a skipped file they name.
+    model_reads: tuple[str, ...] = ()
     # The names in ``functions``, kept eager: following an import to a function does not
     # decode the code tree of every module on the way.
     function_names: frozenset[str] = frozenset()

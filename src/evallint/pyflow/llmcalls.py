@@ -235,6 +235,10 @@ def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
         recv = recv | it.read(base)
     allargs = frozenset().union(*args, *kws.values())
     chats = [lb for lb in recv if lb.kind == "chat"]
+    if short in CAT.registries and c.args and c.args[0].text:
+        found = it.an.registered(short, c.args[0].text)  # mastra.getAgent("judge")
+        if found:
+            return found
     if it.an.fw_objects or it.an.fw_runs:
         out = framework_method(it, c, short, base, args, kws, recv)
         if out is not None:
@@ -542,10 +546,11 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
     if conf is not None:
         role, evidence = conf[0], (conf[1],)
-    elif s.role is not Role.UNKNOWN and not {Role.GENERATOR, Role.EVALUATOR} <= \
-            s.own_call_roles:
-        # (a function that writes and judges, ``reflect()`` running the whole loop, is the
-        # loop: its name says what the loop is for, not what one call of it is)
+    elif {Role.GENERATOR, Role.EVALUATOR} <= s.own_call_roles:
+        # a function that writes and judges (``reflect()`` running the whole loop) is the
+        # loop: no one role of a call, whatever its name or its caller's says
+        pass
+    elif s.role is not Role.UNKNOWN:
         role, evidence = s.role, s.role_evidence
     elif s.llm and s.meta:
         it.meta = True  # a router's or prompt rewriter's helper: no role of the loop
@@ -558,6 +563,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         if role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.EVALUATOR}):
             role, evidence = Role.EVALUATOR, (f"every LLM call in `{fn.name}()` is an "
                                               "evaluator call",)
+        elif role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.GENERATOR}):
+            role, evidence = Role.GENERATOR, (f"every LLM call in `{fn.name}()` is a "
+                                              "generator call",)
     if s.llm or conf is not None:
         inputs: dict[str, frozenset[L]] = {}
         for j, labels in by_param.items():

@@ -54,7 +54,9 @@ def bounded(it: Interp, loop: Loop) -> bool:
     assert loop.test is not None
     if any(not judgey(it.peek(c)) or counted(c) for c in loop.test.compares):
         return True
-    return _exit_on_counter(it, loop.body) or _exit_on_queue(it, loop.body)
+    flags = {st.targets[0]: st.value.compares for st in walk_steps(loop.body)
+             if isinstance(st, Assign) and len(st.targets) == 1 and st.value.compares}
+    return _exit_on_counter(it, loop.body, flags) or _exit_on_queue(it, loop.body)
 
 
 def counted(v: Val) -> bool:
@@ -80,14 +82,18 @@ def _exit_on_queue(it: Interp, steps: list[Step]) -> bool:
     return False
 
 
-def _exit_on_counter(it: Interp, steps: list[Step]) -> bool:
+def _exit_on_counter(it: Interp, steps: list[Step],
+                     flags: dict[str, tuple[Val, ...]]) -> bool:
+    """An exit on a count: in the test, or in a flag the loop sets before it (``done =
+    state.tries >= 3`` then ``if good or done: break``)."""
     for st in steps:
         if isinstance(st, If):
             exits = any(isinstance(s, (Exit, Return)) and getattr(s, "kind", "") != "continue"
                         for s in st.body)
-            if exits and any(not judgey(it.peek(c)) or counted(c) for c in st.test.compares):
+            tests = [*st.test.compares, *(c for n in st.test.names for c in flags.get(n, ()))]
+            if exits and any(not judgey(it.peek(c)) or counted(c) for c in tests):
                 return True
-            if _exit_on_counter(it, st.body) or _exit_on_counter(it, st.orelse):
+            if _exit_on_counter(it, st.body, flags) or _exit_on_counter(it, st.orelse, flags):
                 return True
     return False
 

@@ -110,6 +110,16 @@ def has_sdk_call(facts: PythonFacts) -> bool:
     return False
 
 
+def model_reads(facts: PythonFacts) -> tuple[str, ...]:
+    """What the model arguments of the module's calls import: the qualified names their
+    roots are imported as (``model=settings.JUDGE`` with ``from app import settings``)."""
+    imports = facts.imports
+    out = {imports[r] for fn in facts.functions.values() for c in fn.calls
+           for k, v in c.kwargs if k in CAT.model_keywords
+           for r in (n.split(".")[0] for n in v.names) if r in imports}
+    return tuple(sorted(out))
+
+
 def framework_roots(facts: PythonFacts) -> tuple[str, ...]:
     """The modelled frameworks (``dspy``, ``agents`` ...) whose objects this module calls, by
     their import root. Kept apart from :func:`has_sdk_call`: the project analysis counts them
