@@ -1,0 +1,348 @@
+"""Shapes of TypeScript and Python evaluation code met on public repositories: objects made by
+the project's own factories, model handles kept in another module or wrapped, models written
+into a template string, barrels, nested workflows, loop exits on flags (each with a variant
+that must stay clean)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evallint.frontends.script_front import build_script_facts
+from evallint.source import SourceFile
+from tests.conftest import lint_tree, write_files
+
+
+def _codes(tmp_path: Path, codes: set[str]) -> list[tuple[str, str, int]]:
+    result = lint_tree(tmp_path, codes)
+    return sorted((f.code, f.path, f.line) for f in result.findings)
+
+
+FACTORY_AGENTS = """\
+import { Agent } from "@mastra/core/agent";
+
+export function buildCritic() {
+  const critic = new Agent({ name: "critic", instructions: "Give the tagline a mark out of 10.",
+                             model: "openai/gpt-4o-mini" });
+  return critic;
+}
+export function buildCopywriter() {
+  return new Agent({ name: "copy", instructions: "Write one tagline.", model: "openai/gpt-4o-mini" });
+}
+export async function askCritic(bot: Agent, tagline: string): Promise<string> {
+  const out = await bot.generate(`Mark this tagline out of 10: <t>${tagline}</t>`);
+  return out.text;
+}
+export async function askWriter(bot: Agent, product: string): Promise<string> {
+  const out = await bot.generate(`Product: ${product}`);
+  return out.text;
+}
+"""
+
+FACTORY_PIPELINE = """\
+import { Agent } from "@mastra/core/agent";
+import { askCritic, askWriter, buildCopywriter, buildCritic } from "./bots";
+
+export class Campaign {
+  private readonly reviewer: Agent;
+  private readonly author: Agent;
+  constructor() {
+    this.reviewer = buildCritic();
+    this.author = buildCopywriter();
+  }
+  async once(product: string) {
+    const line = await askWriter(this.author, product);
+    return askCritic(this.reviewer, line);
+  }
+}
+"""
+
+
+def test_agents_made_by_a_factory_and_run_by_a_helper_keep_their_model(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/bots.ts": FACTORY_AGENTS, "src/campaign.ts": FACTORY_PIPELINE})
+    assert ("EL301", "src/campaign.ts", 13) in _codes(tmp_path, {"EL301"})
+    write_files(tmp_path, {"src/bots.ts": FACTORY_AGENTS.replace(
+        '"openai/gpt-4o-mini" });\n  return critic', '"anthropic/claude-sonnet-4-5" });\n'
+        '  return critic')})
+    assert not _codes(tmp_path, {"EL301"})
+
+
+def test_a_python_factory_at_module_level_keeps_its_agent(tmp_path: Path) -> None:
+    code = (
+        "from pydantic_ai import Agent\n\n"
+        "def make_marker():\n"
+        "    return Agent('openai:gpt-4.1', system_prompt='Score the essay from 0 to 20.')\n\n"
+        "marker = make_marker()\n"
+        "essayist = Agent('openai:gpt-4.1', system_prompt='Write an essay.')\n\n"
+        "def mark(agent: Agent, essay: str) -> str:\n"
+        "    return agent.run_sync(f'Score from 0 to 20: <essay>{essay}</essay>').output\n\n"
+        "def compose(agent: Agent, title: str) -> str:\n"
+        "    return agent.run_sync(f'Title: {title}').output\n\n"
+        "def session(title: str) -> str:\n"
+        "    essay = compose(essayist, title)\n"
+        "    return mark(marker, essay)\n")
+    write_files(tmp_path, {"school.py": code})
+    assert ("EL301", "school.py", 17) in _codes(tmp_path, {"EL301"})
+    write_files(tmp_path, {"school.py": code.replace("Agent('openai:gpt-4.1', system_prompt='Score",
+                                                      "Agent('anthropic:claude-sonnet-4-5', "
+                                                      "system_prompt='Mark")})
+    assert not _codes(tmp_path, {"EL301"})
+
+
+HANDLES = """\
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { traced } from "./tracing";
+
+const provider = createAnthropic();
+export const solver = traced(provider("claude-sonnet-4-5"));
+export const grader = traced(provider("claude-sonnet-4-5"));
+"""
+
+BENCH = """\
+import { generateText } from "ai";
+import { grader, solver } from "./handles";
+
+export async function trial(question: string) {
+  const attempt = await generateText({ model: solver, prompt: question });
+  const verdict = await generateText({
+    model: grader,
+    prompt: `You are a grader. Score the answer from 0 to 100.\\n<answer>${attempt.text}</answer>`,
+  });
+  return verdict.text;
+}
+"""
+
+
+def test_a_wrapped_handle_imported_from_another_module_keeps_its_model(tmp_path: Path) -> None:
+    write_files(tmp_path, {"evals/handles.ts": HANDLES, "evals/bench.ts": BENCH,
+                           "evals/tracing.ts": "export const traced = (m: any) => m;\n"})
+    assert ("EL301", "evals/bench.ts", 6) in _codes(tmp_path, {"EL301"})
+    write_files(tmp_path, {"evals/handles.ts": HANDLES.replace(
+        'grader = traced(provider("claude-sonnet-4-5"))',
+        'grader = traced(provider("claude-opus-4-1"))')})
+    assert ("EL301", "evals/bench.ts", 6) not in _codes(tmp_path, {"EL301"})
+
+
+SETTINGS = """\
+const env = schema.parse({ LLM: process.env.LLM });
+export const settings = { llmName: env.LLM ?? "gpt-4.1-mini" };
+"""
+
+ROOMS = """\
+import { Agent } from "@mastra/core/agent";
+import { settings } from "./settings";
+
+const host = new Agent({ name: "host", instructions: "Describe the room.",
+                         model: `openai/${settings.llmName}` });
+const inspector = new Agent({ name: "inspector", instructions: "Rate the description from 1 to 5.",
+                              model: `openai/${settings.llmName}` });
+
+export async function tour(room: string) {
+  const text = await host.generate(`Room: ${room}`);
+  return inspector.generate(`Rate from 1 to 5: <d>${text.text}</d>`);
+}
+"""
+
+
+def test_one_settings_field_in_a_template_string_is_one_model(tmp_path: Path) -> None:
+    write_files(tmp_path, {"app/settings.ts": SETTINGS, "app/rooms.ts": ROOMS})
+    assert ("EL301", "app/rooms.ts", 11) in _codes(tmp_path, {"EL301"})
+    write_files(tmp_path, {"app/rooms.ts": ROOMS.replace(
+        "model: `openai/${settings.llmName}` });\n\nexport",
+        'model: "anthropic/claude-sonnet-4-5" });\n\nexport')})
+    assert not _codes(tmp_path, {"EL301"})
+
+
+STEPS = """\
+import { createStep } from "@mastra/core/workflows";
+import { Agent } from "@mastra/core/agent";
+import { z } from "zod";
+
+const chef = new Agent({ name: "chef", instructions: "Write a recipe.", model: "openai/gpt-4.1" });
+const taster = new Agent({ name: "taster", model: "openai/o3",
+  instructions: "You are a strict food critic. Score the recipe from 1 to 10, then write READY or REDO." });
+const shape = z.object({ dish: z.string(), recipe: z.string(), note: z.string(), tries: z.number() });
+
+export const cook = createStep({
+  id: "cook", inputSchema: shape, outputSchema: shape,
+  execute: async ({ inputData }) => {
+    const r = await chef.generate(`Dish: ${inputData.dish}\\nNotes: ${inputData.note}`);
+    return { ...inputData, recipe: r.text };
+  },
+});
+export const taste = createStep({
+  id: "taste", inputSchema: shape, outputSchema: shape,
+  execute: async ({ inputData }) => {
+    const v = await taster.generate(`<recipe>${inputData.recipe}</recipe>`);
+    return { ...inputData, note: v.text };
+  },
+});
+export const count = createStep({
+  id: "count", inputSchema: shape, outputSchema: shape,
+  execute: async ({ inputData }) => ({ ...inputData, tries: inputData.tries + 1 }),
+});
+"""
+
+FLOW = """\
+import { createWorkflow } from "@mastra/core/workflows";
+import { z } from "zod";
+import { cook, count, taste } from "./steps";
+
+const shape = z.object({ dish: z.string(), recipe: z.string(), note: z.string(), tries: z.number() });
+const round = createWorkflow({ id: "round", inputSchema: shape, outputSchema: shape })
+  .then(cook)
+  .then(taste)
+  .then(count)
+  .commit();
+
+export const kitchen = createWorkflow({ id: "kitchen", inputSchema: shape, outputSchema: shape })
+  .dountil(round, async ({ inputData }) => {
+    const ready = inputData.note.startsWith("READY");
+    const tired = inputData.tries >= 4;
+    return ready || tired;
+  })
+  .commit();
+"""
+
+
+def test_a_nested_workflow_through_a_barrel_with_a_counted_exit(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/kitchen/steps/parts.ts": STEPS,
+                           "src/kitchen/steps/index.ts": 'export { cook, taste, count } from "./parts";\n',
+                           "src/kitchen/flow.ts": FLOW})
+    got = _codes(tmp_path, {"EL501", "EL503"})
+    # the taster's own word ends the loop (EL503); the counter flag bounds it (no EL501)
+    assert [c for c, p, _ in got if p == "src/kitchen/flow.ts"] == ["EL503"]
+    unbounded = FLOW.replace("return ready || tired;", "return ready;")
+    write_files(tmp_path, {"src/kitchen/flow.ts": unbounded})
+    assert "EL501" in [c for c, p, _ in _codes(tmp_path, {"EL501"})
+                       if p == "src/kitchen/flow.ts"]
+
+
+def test_a_barrel_is_analysed_and_other_files_without_llm_words_are_not() -> None:
+    def facts(rel: str, text: str) -> object:
+        return build_script_facts(SourceFile(Path(rel), rel, text, text.encode()), force=False)
+
+    barrel = facts("src/a/index.ts", '// the steps\nexport { x, y as z } from "./x";\n'
+                                     'export * from "./w";\n')
+    other = facts("src/a/util.ts", 'export const pad = (s: string) => s.trim();\n')
+    assert barrel.analyzed and "z" in barrel.imports  # type: ignore[attr-defined]
+    assert not other.analyzed  # type: ignore[attr-defined]
+
+
+PY_FLAGS = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def draft(state):
+    r = client.chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": state["ask"]}])
+    return {**state, "text": r.choices[0].message.content}
+
+
+def review(state):
+    r = client.chat.completions.create(model="o3", messages=[{"role": "user", "content": "Grade 1-10: " + state["text"]}])
+    return {**state, "grade": int(r.choices[0].message.content)}
+
+
+def bump(state):
+    return {**state, "rounds": state["rounds"] + 1}
+
+
+def polish(state):
+    while True:
+        state = draft(state)
+        state = review(state)
+        state = bump(state)
+        fine = state["grade"] >= 8
+        spent = state["rounds"] >= 3
+        if fine or spent:
+            break
+    return state
+"""
+
+
+def test_a_flag_set_from_a_counter_bounds_the_loop(tmp_path: Path) -> None:
+    write_files(tmp_path, {"polish.py": PY_FLAGS})
+    assert not _codes(tmp_path, {"EL501"})
+    write_files(tmp_path, {"polish.py": PY_FLAGS.replace("if fine or spent:", "if fine:")})
+    assert ("EL501", "polish.py", 21) in _codes(tmp_path, {"EL501"})
+
+
+PASS_THROUGH = """\
+import { Agent } from "@mastra/core/agent";
+import { ghost } from "../missing/ghost";
+
+const scout = new Agent({ name: "scout", instructions: "List sources.", model: "openai/gpt-4o" });
+const planner = new Agent({ name: "planner", instructions: "Plan the next search.", model: "openai/gpt-4o" });
+
+async function search(topic: string, hint: string) {
+  const r = await scout.generate(`Topic ${topic}. ${hint}`);
+  return r.text;
+}
+async function assess(notes: string) {
+  const r = await ghost.generate(`Assess: ${notes}`);
+  return r.text;
+}
+export async function study(topic: string) {
+  const plan = await planner.generate(`Plan research on ${topic}`);
+  const a = await search(topic, plan.text);
+  const b = await search(topic, plan.text);
+  const result = await assess(a + b);
+  return result.score;
+}
+"""
+
+
+def test_a_score_read_off_several_outputs_names_no_judge(tmp_path: Path) -> None:
+    """``assess`` runs an object nobody can resolve: its result holds both searches' outputs
+    passed through, and reading ``.score`` off it says nothing of which one judged."""
+    write_files(tmp_path, {"src/study.ts": PASS_THROUGH})
+    assert not _codes(tmp_path, {"EL301"})
+
+
+LOOP_HELPER = """\
+import { Agent } from "@mastra/core/agent";
+
+const maker = new Agent({ name: "maker", instructions: "Write a riddle.", model: "openai/gpt-4o" });
+const checker = new Agent({ name: "checker", instructions: "Score the riddle from 1 to 10.", model: "openai/gpt-4o" });
+
+export class Riddler {
+  async reflect(topic: string) {
+    let riddle = "";
+    for (let i = 0; i < 3; i++) {
+      riddle = await this.write(topic, riddle);
+      const mark = await this.check(riddle);
+      if (mark > 7) break;
+    }
+    return riddle;
+  }
+  private async write(topic: string, last: string) {
+    return (await maker.generate(`Riddle about ${topic}. Improve: ${last}`)).text;
+  }
+  private async check(riddle: string) {
+    const s = await checker.generate(`Score 1-10: <r>${riddle}</r>`);
+    return Math.min(10, Math.max(1, Number(s.text) || 1));
+  }
+}
+"""
+
+LOOP_CALLER = """\
+import { Riddler } from "./riddler";
+
+const riddler = new Riddler();
+
+async function main() {
+  const best = await riddler.reflect("rivers");
+  console.log(best);
+}
+
+main();
+"""
+
+
+def test_a_method_that_writes_and_judges_is_not_an_evaluator_where_it_is_called(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/riddler.ts": LOOP_HELPER, "src/main.ts": LOOP_CALLER})
+    got = _codes(tmp_path, {"EL301"})
+    assert ("EL301", "src/riddler.ts", 20) in got
+    assert not [g for g in got if g[1] == "src/main.ts"]  # (not its call, nor main()'s)
