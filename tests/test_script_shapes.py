@@ -355,3 +355,16 @@ def test_a_method_that_writes_and_judges_is_not_an_evaluator_where_it_is_called(
     got = _codes(tmp_path, {"EL301"})
     assert ("EL301", "src/riddler.ts", 21) in got
     assert not [g for g in got if g[1] == "src/main.ts"]  # (not its call, nor main()'s)
+
+
+def test_a_script_finding_names_the_function_as_the_script_calls_it(tmp_path: Path) -> None:
+    write_files(tmp_path, {"check.ts": (
+        'import OpenAI from "openai";\n'
+        "const ai = new OpenAI();\n"
+        "export async function verdict(answer: string) {\n"
+        '  const r = await ai.chat.completions.create({ model: "gpt-4.1", messages: [\n'
+        '    { role: "user", content: `Score the answer from 1 to 5 as JSON: <a>${answer}</a>` }] });\n'
+        "  return JSON.parse(r.choices[0].message.content ?? \"\").score;\n"
+        "}\n")})
+    found = [f for f in lint_tree(tmp_path, {"EL504"}).findings]
+    assert found and "`JSON.parse()`" in found[0].message and "json.loads" not in found[0].message

@@ -358,3 +358,9 @@ def _looks_like_loop_spec(text_head: str) -> bool:
         or "eval_config" in keys
         or ("metric" in keys and _JUDGE_KEY.search(text_head) is not None)
     )
+
+
+def is_script(path: str) -> bool:
+    """Is ``path`` a TypeScript or JavaScript file (by its suffix)?"""
+    return _EXT.get(PurePosixPath(path).suffix.lower()) in (FileKind.TYPESCRIPT,
+                                                            FileKind.JAVASCRIPT)

@@ -43,3 +43,9 @@ def builtins() -> Builtins:
                     str((data.get("assertions") or {}).get("function", "")),
                     dict((data.get("assertions") or {}).get("methods") or {}),
                     dict(data.get("http_clients") or {}))
+
+
+def script_name(python: str) -> str:
+    """The script's own name of a function the lowering wrote in Python terms (``json.loads``
+    -> ``JSON.parse``), for a message about a script; the name itself when it has none."""
+    return next((js for js, py in builtins().functions.items() if py == python), python)

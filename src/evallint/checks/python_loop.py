@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from evallint.classify import is_script
 from evallint.findings import Finding
 from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import Event, where
 from evallint.registry import Context, Project, project_check
+from evallint.scriptbuiltins import script_name
 
 
 @project_check("EL501", "EL502", "EL503", "EL504", "EL505")
@@ -57,6 +59,10 @@ _EL505_FIX = '; open it with "a", append each record and flush'
 
 
 def message(ev: Event) -> str:
-    """The finding's text for a loop event of the analysis."""
-    text = MESSAGES[(ev.code, ev.kind)].format_map(dict(ev.facts))
+    """The finding's text for a loop event of the analysis (a function a script calls named
+    as the script names it: ``JSON.parse``, not the ``json.loads`` it is read as)."""
+    facts = dict(ev.facts)
+    if "func" in facts and is_script(ev.path):
+        facts["func"] = script_name(str(facts["func"]))
+    text = MESSAGES[(ev.code, ev.kind)].format_map(facts)
     return text + _EL505_FIX if ev.code == "EL505" else text
