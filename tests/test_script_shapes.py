@@ -363,7 +363,7 @@ def test_a_script_finding_names_the_function_as_the_script_calls_it(tmp_path: Pa
         "const ai = new OpenAI();\n"
         "export async function verdict(answer: string) {\n"
         '  const r = await ai.chat.completions.create({ model: "gpt-4.1", messages: [\n'
-        '    { role: "user", content: `Score the answer from 1 to 5 as JSON: <a>${answer}</a>` }] });\n'
+        '    { role: "user", content: `Score it 1-5 as JSON: <a>${answer}</a>` }] });\n'
         "  return JSON.parse(r.choices[0].message.content ?? \"\").score;\n"
         "}\n")})
     found = [f for f in lint_tree(tmp_path, {"EL504"}).findings]
