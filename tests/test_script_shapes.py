@@ -368,3 +368,19 @@ def test_a_script_finding_names_the_function_as_the_script_calls_it(tmp_path: Pa
         "}\n")})
     found = [f for f in lint_tree(tmp_path, {"EL504"}).findings]
     assert found and "`JSON.parse()`" in found[0].message and "json.loads" not in found[0].message
+
+
+def test_grammar_gaps_typescript_accepts_are_mended_not_reported(tmp_path: Path) -> None:
+    """A bare ``&`` in JSX text or an attribute, and a property named ``abstract``, are
+    TypeScript the published grammars reject; a real syntax error is still a note."""
+    write_files(tmp_path, {
+        "app/page.tsx": ('import OpenAI from "openai";\n'
+                         "export function Page() {\n"
+                         '  return <a href="/?a=1&b=2">Home & Sign In</a>;\n'
+                         "}\n"),
+        "app/paper.ts": ('import OpenAI from "openai";\n'
+                         "interface Paper {\n  title: string;\n  abstract?: string;\n}\n"
+                         "export const both = (a: number, b: number) => a && b & 1;\n"),
+        "app/broken.ts": 'import OpenAI from "openai";\nconst x = { a: 1 & };\n'})
+    got = _codes(tmp_path, {"EL901"})
+    assert got == [("EL901", "app/broken.ts", 2)]

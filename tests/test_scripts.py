@@ -159,9 +159,8 @@ module.exports.run = async (topic) => rate(await draft(topic));
 
 def test_a_part_the_grammar_cannot_read_is_a_note_and_the_rest_is_analysed(
         tmp_path: Path) -> None:
-    # a bare `&` in JSX text: valid for TypeScript, not for the grammar; the judge below it
-    # is still read
-    page = ('export function Save() {\n  return <button>Save & Regenerate</button>;\n}\n'
+    # a statement the grammar cannot read (a typo): the judge below it is still read
+    page = ('export function Save() {\n  return <button>Save</button> +* 1;\n}\n'
             + LOOP)
     write_files(tmp_path, {"src/broken.ts": "const x = {\n  a: 1,\n  b: openai(\n",
                            "src/lib/llm.ts": LLM_HELPER, "src/page.tsx": page})

@@ -9,6 +9,7 @@ analysed (it is build output, and one line of it costs as much as a module).
 from __future__ import annotations
 
 import posixpath
+import re
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
@@ -68,7 +69,16 @@ def parse_partial(text: str, rel: str) -> tuple[Any, ParseError | None]:
     the language (a new syntax, a JSX corner), so a caller analyses what did parse: the error
     covers only its own part of the tree."""
     data = text.encode("utf-8", "surrogatepass")
-    tree = _parser(grammar_of(rel)).parse(data)
+    parser = _parser(grammar_of(rel))
+    tree = parser.parse(data)
+    patched = data
+    for _ in range(_MAX_PATCHES):  # the grammar's known gaps, mended in place and read again
+        bad = _first_error(tree.root_node) if tree.root_node.has_error else None
+        mended = _mend(patched, bad) if bad is not None else None
+        if mended is None:
+            break
+        patched = mended
+        tree = parser.parse(patched)
     root = tree.root_node
     if root.has_error:
         bad = _first_error(root)
@@ -84,6 +94,23 @@ def parse_partial(text: str, rel: str) -> tuple[Any, ParseError | None]:
             else "JavaScript"
         return tree, ParseError(f"{lang} syntax error: {what}", line + 1, col + 1)
     return tree, None
+
+
+# Gaps of the published grammars in code that TypeScript accepts: a bare ``&`` in JSX text or
+# in a JSX attribute's string ("Home & Sign In", "?a=1&b=2"), and a property named by a
+# modifier keyword (``abstract?: string;`` in an interface). Each is mended by one byte of
+# the same length, so every position stays; the lowering reads the original text.
+_MAX_PATCHES = 32
+_KEYWORD_PROPERTY = re.compile(rb"(?:abstract|declare|override|accessor)\s*\??\s*:")
+
+
+def _mend(data: bytes, bad: Any) -> bytes | None:
+    at = bad.start_byte
+    if data[at:at + 1] == b"&" and data[at + 1:at + 2] not in (b"&", b"="):
+        return data[:at] + b"_" + data[at + 1:]
+    if _KEYWORD_PROPERTY.match(data, at):
+        return data[:at] + b"_" + data[at + 1:]
+    return None
 
 
 def _first_error(node: Any) -> Any:
