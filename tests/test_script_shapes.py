@@ -384,3 +384,31 @@ def test_grammar_gaps_typescript_accepts_are_mended_not_reported(tmp_path: Path)
         "app/broken.ts": 'import OpenAI from "openai";\nconst x = { a: 1 & };\n'})
     got = _codes(tmp_path, {"EL901"})
     assert got == [("EL901", "app/broken.ts", 2)]
+
+
+OWN_CLIENT = """\
+async function post(request: { model: string; input: string }) {
+  const res = await fetch("https://api.openai.com/v1/responses", {
+    method: "POST", body: JSON.stringify(request) });
+  return res.json();
+}
+export async function answer(q: string) {
+  return (await post({ model: "gpt-4.1", input: q })).output_text;
+}
+export async function judge(q: string, a: string) {
+  const r = await post({ model: "gpt-4.1", input: `You are a judge. Score 1-10.\\n${q}\\n${a}` });
+  return r.output_text;
+}
+export async function both(q: string) {
+  return judge(q, await answer(q));
+}
+"""
+
+
+def test_an_own_fetch_client_takes_its_model_from_the_request_it_is_given(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"lib/ask.ts": OWN_CLIENT})
+    assert ("EL301", "lib/ask.ts", 10) in _codes(tmp_path, {"EL301"})
+    write_files(tmp_path, {"lib/ask.ts": OWN_CLIENT.replace(
+        'post({ model: "gpt-4.1", input: `You', 'post({ model: "o3", input: `You')})
+    assert not _codes(tmp_path, {"EL301"})

@@ -1292,15 +1292,18 @@ class Lowerer:
                 body = self.unwrap(inner[0]) if inner else None
         if body is not None and body.type == "identifier" and self.text(body) in self.objects:
             body = self.objects[self.text(body)]
-        if call is None or body is None or body.type != "object":
+        if call is None or body is None or body.type not in ("object", "identifier"):
             return None
         root, _, rest = call.partition(".")
         func = self.imported_attr(root, rest, fn)
-        obj = self.object(body)
-        keywords = [self.at(ast.keyword(arg=k.value, value=v), body)
-                    for k, v in zip(obj.keys, obj.values, strict=True)
-                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
-                    and k.value.isidentifier()]
+        if body.type == "identifier":  # JSON.stringify(payload): the request its caller built
+            keywords = [self.at(ast.keyword(arg=None, value=self.expr(body)), body)]
+        else:
+            obj = self.object(body)
+            keywords = [self.at(ast.keyword(arg=k.value, value=v), body)
+                        for k, v in zip(obj.keys, obj.values, strict=True)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                        and k.value.isidentifier()]
         self.requests.add((n.start_byte, n.end_byte))
         return self.at(ast.Call(func=func, args=[], keywords=keywords), n)
 

@@ -100,10 +100,26 @@ def forwarded_model(it: Interp, c: CallIR) -> None:
     """``create(**kwargs)`` with this function's own ``**kwargs``: the caller's
     ``model=`` keyword picks the model (see ``llmcalls.user_call``)."""
     stars = {p.name: i for i, p in enumerate(it.fn.params) if p.star}
+    plain = {p.name: i for i, p in enumerate(it.fn.params) if not p.star}
     for v in c.args:
         if len(v.names) == 1 and v.names[0] in stars and not v.calls:
             it.summary.model.param = stars[v.names[0]]
             return
+        if len(v.names) == 1 and v.names[0] in plain and not v.calls and \
+                it.local_ref(v.ref) == ("param", plain[v.names[0]]):
+            # ``create(**request)`` with the request a parameter: its model field
+            model_param(it, plain[v.names[0]], "model")
+            return
+
+
+def _field(val: Val, path: str) -> Val | None:
+    """The value at ``path`` of a dict or object literal (``{model: ..., messages: ...}``)."""
+    for part in path.split("."):
+        val_at = next((v for k, v in val.keys if k == part), None)
+        if val_at is None:
+            return None
+        val = val_at
+    return val
 
 
 def model_param(it: Interp, idx: int, path: str = "") -> None:
@@ -155,6 +171,9 @@ def with_path(ref: Ref | None, path: str) -> Ref | None:
 def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
     m = s.model
     if m.param is not None and m.param in vals:
+        held = _field(vals[m.param], m.path) if m.path else None
+        if held is not None:  # ``ask({model: "gpt-4o", ...})``: the object literal's field
+            return model_of_val(it, held)
         if m.path:  # the field of the settings object passed
             ref = with_path(it.local_ref(vals[m.param].ref), m.path)
             if ref is not None and ref[0] == "param":  # this function's own parameter:
