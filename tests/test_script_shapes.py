@@ -412,3 +412,55 @@ def test_an_own_fetch_client_takes_its_model_from_the_request_it_is_given(
     write_files(tmp_path, {"lib/ask.ts": OWN_CLIENT.replace(
         'post({ model: "gpt-4.1", input: `You', 'post({ model: "o3", input: `You')})
     assert not _codes(tmp_path, {"EL301"})
+
+
+GRAPH_A = """\
+import { Annotation, StateGraph, START, END } from "@langchain/langgraph";
+import { marker, writer } from "./models";
+
+const DraftState = Annotation.Root({ topic: Annotation<string>(), draft: Annotation<string>(),
+                                     mark: Annotation<string>() });
+
+async function write(state: typeof DraftState.State) {
+  const m = await writer.invoke(`Write a limerick about ${state.topic}`);
+  return { draft: m.content };
+}
+async function judge(state: typeof DraftState.State) {
+  const m = await marker.invoke(`You are a judge. Score it from 1 to 10.\\n<l>${state.draft}</l>`);
+  return { mark: m.content };
+}
+export const graphA = new StateGraph(DraftState)
+  .addNode("write", write).addNode("judge", judge)
+  .addEdge(START, "write").addEdge("write", "judge").addEdge("judge", END).compile();
+"""
+
+GRAPH_B = """\
+import { Annotation, StateGraph, START, END } from "@langchain/langgraph";
+import { marker as noter } from "./models";
+
+const NoteState = Annotation.Root({ topic: Annotation<string>(), draft: Annotation<string>() });
+async function note(state: typeof NoteState.State) {
+  const m = await noter.invoke(`Write a note about ${state.topic}`);
+  return { draft: m.content };
+}
+export const graphB = new StateGraph(NoteState)
+  .addNode("note", note).addEdge(START, "note").addEdge("note", END).compile();
+"""
+
+
+MODELS = """\
+import { ChatOpenAI } from "@langchain/openai";
+
+export const writer = new ChatOpenAI({ model: "gpt-4.1" });
+export const marker = new ChatOpenAI({ model: "o3" });
+"""
+
+
+def test_two_graphs_with_one_state_key_name_keep_their_states_apart(tmp_path: Path) -> None:
+    """Graph B's node writes ``draft`` with the judge's own model object; graph A's judge
+    reads graph A's ``draft``, written on another model."""
+    write_files(tmp_path, {"graphs/a.ts": GRAPH_A, "graphs/b.ts": GRAPH_B,
+                           "graphs/models.ts": MODELS})
+    assert not [g for g in _codes(tmp_path, {"EL301"}) if g[1] == "graphs/a.ts"]
+    write_files(tmp_path, {"graphs/models.ts": MODELS.replace('"gpt-4.1"', '"o3"')})
+    assert [g for g in _codes(tmp_path, {"EL301"}) if g[1] == "graphs/a.ts"]

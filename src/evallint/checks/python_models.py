@@ -69,10 +69,12 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
         if e_keys:
             site = base_e[e_keys[0]].model
             e_keys = [k for k in e_keys if base_e[k].model == site][-1:]
-        # several generators reach this evaluator: the nearest one before it first, so the
-        # finding names the same generator on every run (the origins come out of sets)
+        # several generators reach this evaluator: one of its own file first, then the
+        # nearest one before it, so the finding names the same generator on every run (the
+        # origins come out of sets)
         g_keys = sorted({k for o in x.inputs_from for k in chain_keys(o) if k in base_g},
-                        key=lambda k: _place(base_g[k]), reverse=True)
+                        key=lambda k: (base_g[k].path == x.path, _place(base_g[k])),
+                        reverse=True)
         for ek in e_keys:
             for gk in g_keys:
                 pairs[(ek, gk)] = "flow"

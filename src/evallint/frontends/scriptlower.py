@@ -797,6 +797,15 @@ class Lowerer:
         inner = next(iter(self.named(ann)), None)
         if inner is not None and inner.type == "type_identifier":
             return self.at(ast.Name(id=self.text(inner), ctx=ast.Load()), inner)
+        if inner is not None and inner.type == "type_query":  # typeof GraphState.State
+            inner = next(iter(self.named(inner)), None)
+        if inner is not None and inner.type in ("member_expression", "nested_type_identifier"):
+            parts = self.text(inner).split(".")
+            if all(x.isidentifier() for x in parts):
+                out: ast.expr = self.at(ast.Name(id=parts[0], ctx=ast.Load()), inner)
+                for part in parts[1:]:
+                    out = self.at(ast.Attribute(value=out, attr=part, ctx=ast.Load()), inner)
+                return out
         return None
 
     def function(self, name: str, n: Node, method: bool = False) -> ast.stmt:

@@ -499,7 +499,8 @@ class Analysis:
             self._fixpoint()
         for _ in range(2):  # a node that reads a state key another node wrote, once more
             seen = sum(len(v) for v in self.state_outputs.values())
-            readers = {f for k in self.state_outputs for f in self.state_readers.get(k, ())}
+            readers = {f for k in self.state_outputs
+                       for f in self.state_readers.get(k.rpartition("|")[2], ())}
             if not readers:
                 break
             self._stale |= readers

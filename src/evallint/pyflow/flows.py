@@ -100,6 +100,32 @@ def state_key(it: Interp, name: str) -> str | None:
     return parts[1]
 
 
+def state_scope(it: Interp) -> str:
+    """The graph state a node's state parameter is annotated with, by its qualified name
+    (``state: typeof JokeState.State``, ``state: ReviewState``): nodes of two graphs that both
+    name a key ``joke`` read and write different states. Empty when it is not annotated."""
+    name = state_param(it)
+    p = next((p for p in it.fn.params if p.name == name), None) if name else None
+    if p is None or not p.annotation:
+        return ""
+    root, _, rest = p.annotation.partition(".")
+    base = it.mod.facts.imports.get(root) or f"{it.mod.name}.{root}"
+    return f"{base}.{rest}" if rest else base
+
+
+def state_written(it: Interp, key: str) -> frozenset[L]:
+    """What the graph's nodes wrote to ``key`` of the state this node reads: its own state's
+    and an unannotated writer's; a node whose state is not annotated reads every state's."""
+    outs = it.an.state_outputs
+    scope = state_scope(it)
+    if scope:
+        found = outs.get(f"{scope}|{key}", frozenset()) | outs.get(key, frozenset())
+        return found or outs.get(f"{scope}|*", frozenset()) | outs.get("*", frozenset())
+    found = frozenset().union(*(v for k, v in outs.items() if k.rpartition("|")[2] == key))
+    return found or frozenset().union(*(v for k, v in outs.items()
+                                        if k.rpartition("|")[2] == "*"))
+
+
 def note_state_outputs(it: Interp, value: Val, whole: frozenset[L]) -> None:
     """A node returns ``{"draft": reply.content}``: the LLM output it writes to a state key
     is what another node reading that key reads (roles and pairs by data flow). A node that
@@ -107,7 +133,9 @@ def note_state_outputs(it: Interp, value: Val, whole: frozenset[L]) -> None:
     its keys, whichever they are (``*``: a key no node names)."""
     items = [(k, it.peek(v)) for k, v in value.keys] if value.keys else \
         [("*", whole)] if value.calls else []
+    scope = state_scope(it) if items else ""
     for key, read in items:
+        key = f"{scope}|{key}" if scope else key
         labels = frozenset(lb for lb in read if lb.kind in ("gen", "llm", "ans", "judge")
                            and lb.origin is not None and lb.origin.key[:2] == (it.path, it.fn.name))
         if not labels:

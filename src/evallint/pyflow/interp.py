@@ -465,7 +465,7 @@ class Interp:
                 out.add(self.an.state_history[hist])
         if len(parts) > 1 and parts[0] == flows.state_param(self):  # another node's output
             self.an.state_readers.setdefault(parts[1], set()).add((self.path, self.fn.name))
-            written = self.an.state_outputs.get(parts[1], self.an.state_outputs.get("*"))
+            written = flows.state_written(self, parts[1])
             if written:
                 out |= written
         return frozenset(out)
