@@ -130,3 +130,16 @@ def test_a_reviewer_or_verifier_judges_only_beside_a_verdict(sentence: str,
     found = content_role(sentence)
     assert (found[0] if found else None) is role
     assert prompt_role(sentence) is (role or U)
+
+
+def test_a_judged_thing_named_by_what_it_is_makes_a_judge_task() -> None:
+    """"Grade the joke" judges a made thing (a noun of judge-words.yaml's candidates);
+    writing one does not."""
+    from evallint.roles import content_role
+
+    for text in ("Grade the joke: funny or not funny?", "Judge the recipe below.",
+                 "Rate this haiku for imagery."):
+        found = content_role(text)
+        assert found is not None and found[0] is Role.EVALUATOR, text
+    for text in ("Write a joke about cats.", "Tell me a story about the sea."):
+        assert content_role(text) is None, text

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
+from typing import Any
 
 
 class Role(str, Enum):
@@ -194,24 +195,30 @@ def prompt_name_role(name: str) -> tuple[Role, str]:
 # What differs per kind is only how much a cue weighs next to the kind's other evidence (a
 # file name, an agent's description, a call's structure), which each front-end decides.
 
+@lru_cache(maxsize=1)
+def _judge_words() -> dict[str, Any]:
+    """``rules/data/judge-words.yaml``: the English nouns below and the other languages."""
+    import yaml
+
+    from evallint.rulemeta import rules_dir
+
+    data = yaml.safe_load((rules_dir() / "data" / "judge-words.yaml").read_text("utf-8"))
+    return dict(data)
+
+
+def _english(key: str) -> frozenset[str]:
+    return frozenset(str(w).lower() for w in _judge_words()["english"][key])
+
+
 # Nouns that name the judge when the text says who the model is ("You are a strict verifier").
-JUDGE_NOUNS = frozenset(
-    {"evaluator", "judge", "grader", "critic", "scorer", "rater", "assessor", "reviewer",
-     "verifier"}
-)
+JUDGE_NOUNS = _english("judges")
 # Judge nouns that also name people who only read or check ("a modifications reviewer" who
 # summarises): as an identity they make a judge only with a verdict or judging cue beside them.
-WEAK_JUDGE_NOUNS = frozenset({"reviewer", "verifier"})
+WEAK_JUDGE_NOUNS = _english("weak_judges")
 # Nouns that name the side that makes the work ("You are the Refiner").
-MAKER_NOUNS = frozenset(
-    {"generator", "writer", "refiner", "reviser", "rewriter", "drafter", "solver", "answerer",
-     "responder", "author", "implementer", "builder", "developer", "coder", "planner"}
-)
-# What a judge is told to judge: the candidate's text.
-CANDIDATE_NOUNS = frozenset(
-    {"response", "answer", "output", "completion", "submission", "candidate", "draft", "reply",
-     "summary", "essay", "translation", "explanation"}
-)
+MAKER_NOUNS = _english("makers")
+# What a judge is told to judge: the candidate's text ("Grade the joke").
+CANDIDATE_NOUNS = _english("candidates")
 
 
 def _identity(nouns: frozenset[str]) -> re.Pattern[str]:
@@ -350,11 +357,7 @@ class _Language:
 @lru_cache(maxsize=1)
 def _languages() -> tuple[_Language, ...]:
     """The judge words of other languages (``rules/data/judge-words.yaml``)."""
-    import yaml
-
-    from evallint.rulemeta import rules_dir
-
-    data = yaml.safe_load((rules_dir() / "data" / "judge-words.yaml").read_text("utf-8"))
+    data = _judge_words()
     return tuple(_Language(int(d["window"]), tuple(w.lower() for w in d["you"]),
                            tuple(w.lower() for w in d["nouns"]),
                            tuple(w.lower() for w in d.get("retrieval") or ()),
