@@ -135,8 +135,6 @@ def test_a_reviewer_or_verifier_judges_only_beside_a_verdict(sentence: str,
 def test_a_judged_thing_named_by_what_it_is_makes_a_judge_task() -> None:
     """"Grade the joke" judges a made thing (a noun of judge-words.yaml's candidates);
     writing one does not."""
-    from evallint.roles import content_role
-
     for text in ("Grade the joke: funny or not funny?", "Judge the recipe below.",
                  "Rate this haiku for imagery."):
         found = content_role(text)
