@@ -464,3 +464,70 @@ def test_two_graphs_with_one_state_key_name_keep_their_states_apart(tmp_path: Pa
     assert not [g for g in _codes(tmp_path, {"EL301"}) if g[1] == "graphs/a.ts"]
     write_files(tmp_path, {"graphs/models.ts": MODELS.replace('"gpt-4.1"', '"o3"')})
     assert [g for g in _codes(tmp_path, {"EL301"}) if g[1] == "graphs/a.ts"]
+
+
+CHAT = """\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def respond(q):
+    r = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": q}])
+    text = r.choices[0].message.content
+    ask = "You are a judge. Score the answer from 1 to 10: " + text
+    v = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": ask}])
+    return text, v.choices[0].message.content
+
+
+def repl():
+    while True:
+        q = input("You: ")
+        if q == "exit":
+            break
+        print(respond(q))
+"""
+
+
+def test_a_loop_the_user_ends_is_a_conversation_not_a_refinement(tmp_path: Path) -> None:
+    write_files(tmp_path, {"chat.py": CHAT})
+    assert not _codes(tmp_path, {"EL501"})
+    write_files(tmp_path, {"chat.py": CHAT.replace('q = input("You: ")', 'q = "again"')})
+    assert ("EL501", "chat.py", 15) in _codes(tmp_path, {"EL501"})
+
+
+CRITIC_CLASS = """\
+import { Agent } from "@mastra/core/agent";
+import { settings } from "./settings";
+
+const author = new Agent({ name: "author", instructions: "Write a motto.",
+                           model: `openai/${settings.llmName}` });
+const critic = new Agent({ name: "critic", instructions: "Rate the motto from 1 to 10.",
+                           model: `openai/${settings.llmName}` });
+
+async function rate(agent: Agent, motto: string) {
+  return (await agent.generate(`Rate from 1 to 10: <m>${motto}</m>`)).text;
+}
+
+export class Mottos {
+  async loop(theme: string) {
+    let motto = "";
+    for (let i = 0; i < 3; i++) {
+      motto = (await author.generate(`Theme: ${theme}. Last: ${motto}`)).text;
+      const mark = await this.judge(motto);
+      if (Number(mark) >= 8) break;
+    }
+    return motto;
+  }
+  private async judge(motto: string) {
+    return rate(critic, motto);
+  }
+}
+"""
+
+
+def test_an_evaluator_reached_through_a_method_of_its_class_is_reported_once(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/settings.ts": SETTINGS, "src/mottos.ts": CRITIC_CLASS})
+    got = [g for g in _codes(tmp_path, {"EL301"}) if g[1] == "src/mottos.ts"]
+    assert got == [("EL301", "src/mottos.ts", 24)]

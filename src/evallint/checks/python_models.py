@@ -51,8 +51,11 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
 
     def chain(x: LLMCall) -> list[Any]:
         keys = list(chain_keys(x.origin))
-        if len(keys) == 1 and x.callee and "." not in x.callee:  # a helper called by name
-            found = [k for (_, fn), ks in inside.items() if fn == x.callee for k in ks]
+        callee = x.callee.split(".", 1)[1] if x.callee.startswith(("self.", "cls.")) \
+            else x.callee  # (a method of its own class: ``self.check(draft)``)
+        if callee and "." not in callee and (
+                len(keys) == 1 or keys[1] not in base_e):  # a helper called by name
+            found = [k for (_, fn), ks in inside.items() if fn == callee for k in ks]
             here = [k for k in found if k[0] == x.path]
             if here or len({k[0] for k in found}) == 1:  # its module's, or the one defining it
                 keys += here or found

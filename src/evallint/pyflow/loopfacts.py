@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 _FREEFORM = re.compile(r"(?<!\\)\.[*+{]|\\[SWw][*+{]|\[\^[^\]]*\][*+{]|\[\\[sSdDwW]\\[sSdDwW]\]")
 
 _QUEUE_TAKE = frozenset({"get", "get_nowait", "recv", "receive", "popleft", "pop"})
+# What a person types (``input()``, a readline ``question()``/``prompt()``): a loop that stops
+# on it is a conversation the user ends, not a refinement the judge ends.
+_USER_INPUT = frozenset({"input", "raw_input", "prompt", "question", "readline"})
 
 
 def judgey(labels: frozenset[L]) -> bool:
@@ -67,13 +70,16 @@ def counted(v: Val) -> bool:
 
 def _exit_on_queue(it: Interp, steps: list[Step]) -> bool:
     """A worker loop: it takes its next job from a queue (``job = q.get()``) and stops on
-    what the queue hands it (``if job is None: break``), not on a judge's opinion."""
+    what the queue hands it (``if job is None: break``), not on a judge's opinion; or a chat
+    loop that stops on what the user types (``if query == "exit": break``)."""
     taken: set[str] = set()
     for st in walk_steps(steps):
         if isinstance(st, Assign) and len(st.value.calls) == 1 and not st.value.names:
             cid = st.value.calls[0]
-            if cid < len(it.fn.calls) and it.fn.calls[cid].func.rsplit(".", 1)[-1] in \
-                    _QUEUE_TAKE and "." in it.fn.calls[cid].func:
+            c = it.fn.calls[cid] if cid < len(it.fn.calls) else None
+            short = c.func.rsplit(".", 1)[-1] if c is not None else ""
+            if c is not None and ((short in _QUEUE_TAKE and "." in c.func) or (
+                    short in _USER_INPUT and not judgey(it.peek(st.value)))):
                 taken.update(st.targets)
         elif isinstance(st, If) and taken & set(st.test.names) and any(
                 (isinstance(x, Exit) and x.kind == "break") or isinstance(x, Return)
