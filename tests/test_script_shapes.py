@@ -531,3 +531,79 @@ def test_an_evaluator_reached_through_a_method_of_its_class_is_reported_once(
     write_files(tmp_path, {"src/settings.ts": SETTINGS, "src/mottos.ts": CRITIC_CLASS})
     got = [g for g in _codes(tmp_path, {"EL301"}) if g[1] == "src/mottos.ts"]
     assert got == [("EL301", "src/mottos.ts", 24)]
+
+
+GATE = """\
+import Anthropic from "@anthropic-ai/sdk";
+
+const claude = new Anthropic();
+
+async function review(text: string) {
+  const r = await claude.messages.create({ model: "claude-sonnet-4-5", max_tokens: 200,
+    messages: [{ role: "user", content: `Score it 0-100 as JSON {score}: <t>${text}</t>` }] });
+  const block = r.content[0];
+  const parsed = JSON.parse(block.type === "text" ? block.text : "{}");
+  const score = Math.min(100, Math.max(0, Number(parsed.score) || 0));
+  return { score, approved: score >= 75 };
+}
+
+export async function gate(text: string) {
+  const verdict = await review(text);
+  if (!verdict.approved) throw new Error(`rejected at ${verdict.score}`);
+  return text;
+}
+"""
+
+
+def test_a_pass_flag_the_helper_computes_from_the_score_is_no_word_of_the_judge(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"gate.ts": GATE})
+    assert not _codes(tmp_path, {"EL503"})
+    write_files(tmp_path, {"gate.ts": GATE.replace(
+        "approved: score >= 75", "approved: parsed.approved").replace(
+        "as JSON {score}", "as JSON {score, approved}")})
+    assert ("EL503", "gate.ts", 16) in _codes(tmp_path, {"EL503"})
+
+
+FORCED = """\
+import { createStep, createWorkflow } from "@mastra/core/workflows";
+import { Agent } from "@mastra/core/agent";
+import { z } from "zod";
+
+const LIMIT = 4;
+const bard = new Agent({ name: "bard", instructions: "Write a ballad.", model: "openai/gpt-4.1" });
+const critic = new Agent({ name: "critic", model: "openai/o3",
+  instructions: "You are a critic. Score the ballad from 1 to 10." });
+const shape = z.object({ theme: z.string(), ballad: z.string(), mark: z.number(),
+                         round: z.number() });
+
+const pass = createStep({
+  id: "pass", inputSchema: shape, outputSchema: shape,
+  execute: async ({ inputData }) => {
+    const round = inputData.round + 1;
+    if (round > LIMIT) {
+      return { ...inputData, round, mark: 10 };
+    }
+    const b = await bard.generate(`Theme: ${inputData.theme}`);
+    const m = await critic.generate(`<b>${b.text}</b>`, { output: z.object({ mark: z.number() }) });
+    return { ...inputData, round, ballad: b.text, mark: m.object.mark };
+  },
+});
+
+export const ballads = createWorkflow({ id: "ballads", inputSchema: shape, outputSchema: shape })
+  .dountil(pass, async ({ inputData }) => {
+    const good = inputData.mark >= 8;
+    console.log(`mark ${inputData.mark}`);
+    return good;
+  })
+  .commit();
+"""
+
+
+def test_a_step_that_forces_the_exit_once_a_count_runs_out_bounds_the_loop(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/ballads.ts": FORCED})
+    assert not _codes(tmp_path, {"EL501"})
+    write_files(tmp_path, {"src/ballads.ts": FORCED.replace(
+        "if (round > LIMIT) {\n      return { ...inputData, round, mark: 10 };\n    }\n", "")})
+    assert ("EL501", "src/ballads.ts", 23) in _codes(tmp_path, {"EL501"})

@@ -1443,9 +1443,9 @@ class Lowerer:
 
     def step_condition(self, wf: Any, cond: Node) -> tuple[list[ast.stmt], ast.expr]:
         """A loop's condition: an arrow's expression read in place when it destructures the
-        step's output (``({ inputData }) => inputData.score < 80``; a body of ``const``
-        declarations and a ``return`` is read in place too, the declarations before the
-        test), else the condition's function called with it."""
+        step's output (``({ inputData }) => inputData.score < 80``; a body that ends in its
+        only ``return`` is read in place too, its other statements before the test), else
+        the condition's function called with it."""
         cond = self.unwrap(cond)
         body = cond.child_by_field_name("body")
         params = cond.child_by_field_name("parameters") or cond.child_by_field_name(
@@ -1459,7 +1459,7 @@ class Lowerer:
         parts = [c for c in body.named_children if c.type != "comment"] \
             if inline and body is not None else []
         if parts and parts[-1].type == "return_statement" and parts[-1].named_children and \
-                all(c.type == "lexical_declaration" for c in parts[:-1]):
+                not any(self.returns_in(c) for c in parts[:-1]):
             return self.block(parts[:-1]), self.expr(parts[-1].named_children[0])
         if cond.type in _FUNCTIONS:
             func: ast.expr = self.hoist(self.fresh("condition"), cond)
@@ -1467,6 +1467,12 @@ class Lowerer:
             func = self.expr(cond)
         return [], self.at(ast.Call(func=func, args=[], keywords=[ast.keyword(
             arg=wf.input, value=self.at(ast.Name(id=wf.input, ctx=ast.Load()), cond))]), cond)
+
+    def returns_in(self, n: Node) -> bool:
+        """Does ``n`` return (outside the functions declared in it)?"""
+        if n.type == "return_statement":
+            return True
+        return any(self.returns_in(c) for c in n.named_children if c.type not in _FUNCTIONS)
 
     def call_args(self, path: str, args: list[Node], fn: Node) -> dict[str, Any]:
         """Positional and keyword arguments: a first object literal is keywords (see the

@@ -87,6 +87,10 @@ class Analysis:
         # evaluator calls (origin keys) whose output carries a numeric score: the prompt asks
         # for one, the structured-output class has a score field, or the code reads one
         self.scored: AbstractSet[tuple[str, str, int]] = self._table("scored", set())
+        # helper call sites (origin keys) -> the keys of the dict it returns that are computed
+        # in code (``Summary.computed_keys``)
+        self.computed_fields: Mapping[tuple[str, str, int], frozenset[str]] = \
+            self._table("computed_fields", {})
         # chat model objects (constructor or binding call key) -> (model, where it came from)
         self.chats: Mapping[tuple[str, str, int], tuple[str | None, str]] = \
             self._table("chats", {})

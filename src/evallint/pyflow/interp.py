@@ -128,6 +128,15 @@ class Interp:
         self.returns: set[L] = set()
         # per element of the tuples returned (None: some return is not a tuple display)
         self.ret_elts: list[set[L]] | None = []
+        # returned dict keys: (a comparison, computed in code) per return that has the key
+        self.ret_keys: dict[str, list[tuple[bool, bool]]] = {}
+        # call id -> the computed keys of the dict the helper it calls returns
+        self.call_keys: dict[int, frozenset[str]] = {}
+        # inside how many ifs on a count; the keys a return there sets to a constant; call
+        # id -> the forced keys of the helper it calls
+        self.counted_guard = 0
+        self.ret_forced: set[str] = set()
+        self.call_forced: dict[int, frozenset[str]] = {}
         # calls of helpers that return tuples: what each element holds (see ``elements``)
         self.call_elts: dict[int, tuple[frozenset[L], ...]] = {}
         self.slots: dict[int, set[str]] = {}
@@ -172,6 +181,9 @@ class Interp:
         s.returns = frozenset(self.returns)
         if self.ret_elts:
             s.return_elts = tuple(frozenset(e) for e in self.ret_elts)
+        s.forced_keys = frozenset(self.ret_forced)
+        s.computed_keys = frozenset(k for k, seen in self.ret_keys.items()
+                                    if any(c for c, _ in seen) and all(d for _, d in seen))
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
         s.called_roles = frozenset(self.called)
@@ -239,6 +251,14 @@ class Interp:
                 flows.note_state_outputs(self, step.value, value)
             self.returns |= value
             self.note_return_elts(step.value)
+            if not step.value.keys and len(step.value.calls) == 1 and not step.value.names:
+                for k in self.call_keys.get(step.value.calls[0], ()):  # a helper's dict
+                    self.ret_keys.setdefault(k, []).append((True, True))
+            for k, v in step.value.keys:  # (see ``Summary.computed_keys``)
+                decided = bool(v.compares) or not (v.names or v.calls)  # or a constant
+                self.ret_keys.setdefault(k, []).append((bool(v.compares), decided))
+                if self.counted_guard and not (v.names or v.calls):
+                    self.ret_forced.add(k)  # (see ``Summary.forced_keys``)
             loopfacts.check_last_not_best(self, step, value)
         elif isinstance(step, If):
             test = self.eval(step.test)
@@ -266,7 +286,10 @@ class Interp:
                 # a gate: `ok = "APPROVED" in review` then `if not ok: return`
                 self.note_verdict(test, "decides whether the run goes on", step.pos)
             before = self.snapshot()
+            guard = loopfacts.counter_test(self, step.test)
+            self.counted_guard += guard
             self.block(step.body)
+            self.counted_guard -= guard
             after_body = self.snapshot()
             self.labels, self.refs = dict(before[0]), dict(before[1])
             self.block(step.orelse)
@@ -537,9 +560,14 @@ class Interp:
         return out
 
     def _computed(self, lb: L, field: str) -> bool:
-        """Is ``field`` of a framework judge's result computed in code from its score
-        (deepeval's ``success``: score against the metric's threshold)?"""
-        fw = self.an.fw_runs.get(lb.origin.key, "") if lb.origin is not None else ""
+        """Is ``field`` of a judge's result computed in code from its score: deepeval's
+        ``success`` (score against the metric's threshold), or a key a project helper returns
+        as a comparison (``approved: parsed.score >= 75``)?"""
+        if lb.origin is None:
+            return False
+        if field in self.an.computed_fields.get(lb.origin.key, ()):
+            return True
+        fw = self.an.fw_runs.get(lb.origin.key, "")
         return field.lower() in CAT.computed_fields.get(fw, frozenset())
 
     def global_labels(self, path: str) -> set[L]:

@@ -521,6 +521,10 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
               kws: dict[str, frozenset[L]]) -> frozenset[L]:
     s = it.an.summary(mod, fn)
     it.deps.add((mod.path, fn.name))
+    if s.computed_keys:
+        it.call_keys[c.id] = s.computed_keys
+    if s.forced_keys:
+        it.call_forced[c.id] = s.forced_keys
     offset = 1 if fn.is_method and "." in c.func else 0
     names = [p.name for p in fn.params]
     by_param: dict[int, frozenset[L]] = {}
@@ -630,6 +634,8 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             model, model_where = callmodels.symbolic_model(it, given)
         effective.record(it, c, c.func, role, evidence, inputs, model, model_where, tools, origin,
                          own_role=s.role is not Role.UNKNOWN or conf is not None)
+        if s.computed_keys and it.an.computed_fields.get(origin.key) != s.computed_keys:
+            it.an.set_state("computed_fields", origin.key, s.computed_keys)
     else:
         origin = None
         # a non-LLM helper: parameters that reach an LLM call inside it are still sinks

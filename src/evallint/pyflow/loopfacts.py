@@ -59,7 +59,15 @@ def bounded(it: Interp, loop: Loop) -> bool:
         return True
     flags = {st.targets[0]: st.value.compares for st in walk_steps(loop.body)
              if isinstance(st, Assign) and len(st.targets) == 1 and st.value.compares}
-    return _exit_on_counter(it, loop.body, flags) or _exit_on_queue(it, loop.body)
+    forced = {f"{st.targets[0]}.{k}" for st in walk_steps(loop.body)
+              if isinstance(st, Assign) and len(st.targets) == 1 and len(st.value.calls) == 1
+              for k in it.call_forced.get(st.value.calls[0], ())}
+    return _exit_on_counter(it, loop.body, flags, forced) or _exit_on_queue(it, loop.body)
+
+
+def counter_test(it: Interp, test: Val) -> int:
+    """1 when ``test`` compares a count (``iteration > MAX_ITERATIONS``), else 0."""
+    return int(any(counted(c) or (not judgey(it.peek(c)) and c.names) for c in test.compares))
 
 
 def counted(v: Val) -> bool:
@@ -88,18 +96,21 @@ def _exit_on_queue(it: Interp, steps: list[Step]) -> bool:
     return False
 
 
-def _exit_on_counter(it: Interp, steps: list[Step],
-                     flags: dict[str, tuple[Val, ...]]) -> bool:
+def _exit_on_counter(it: Interp, steps: list[Step], flags: dict[str, tuple[Val, ...]],
+                     forced: set[str]) -> bool:
     """An exit on a count: in the test, or in a flag the loop sets before it (``done =
-    state.tries >= 3`` then ``if good or done: break``)."""
+    state.tries >= 3`` then ``if good or done: break``), or on a key the step sets to a
+    constant once a count runs out (``forced``: the step forces the exit)."""
     for st in steps:
         if isinstance(st, If):
             exits = any(isinstance(s, (Exit, Return)) and getattr(s, "kind", "") != "continue"
                         for s in st.body)
             tests = [*st.test.compares, *(c for n in st.test.names for c in flags.get(n, ()))]
-            if exits and any(not judgey(it.peek(c)) or counted(c) for c in tests):
+            if exits and any(not judgey(it.peek(c)) or counted(c) or forced & set(c.names)
+                             for c in tests):
                 return True
-            if _exit_on_counter(it, st.body, flags) or _exit_on_counter(it, st.orelse, flags):
+            if _exit_on_counter(it, st.body, flags, forced) or \
+                    _exit_on_counter(it, st.orelse, flags, forced):
                 return True
     return False
 

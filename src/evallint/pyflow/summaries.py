@@ -113,6 +113,13 @@ class Summary:
     # role the run's own prompt gives it (a Role value, its evidence): a caller that passes a
     # chat model object makes that run, on that object's model
     chat_params: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    # keys of the dicts it returns whose value is computed in code, a comparison or a
+    # constant in every return (``{"score": s, "approved": s >= 75}``): the caller's read of
+    # ``result.approved`` is no word of the judge's
+    computed_keys: frozenset[str] = frozenset()
+    # keys of the dicts it returns set to a constant under a test of a count (``if (round >
+    # MAX) return {...state, score: 10}``): a loop that stops on such a key is bounded
+    forced_keys: frozenset[str] = frozenset()
 
     def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
                    model_where: str) -> None:
@@ -132,7 +139,7 @@ class Summary:
                 self.model.outer, self.model.default, self.model.fixed, self.reasoning,
                 self.called_roles, self.structured,
                 self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes,
-                self.chat_params)
+                self.chat_params, self.computed_keys, self.forced_keys)
 
 
 @dataclass
