@@ -607,3 +607,44 @@ def test_a_step_that_forces_the_exit_once_a_count_runs_out_bounds_the_loop(
     write_files(tmp_path, {"src/ballads.ts": FORCED.replace(
         "if (round > LIMIT) {\n      return { ...inputData, round, mark: 10 };\n    }\n", "")})
     assert ("EL501", "src/ballads.ts", 23) in _codes(tmp_path, {"EL501"})
+
+
+AGENT_KIT = """\
+import OpenAI from "openai";
+
+const client = new OpenAI();
+
+export const makeAgent = (config: { name: string; instructions: string; model: string }) => {
+  const run = async (input: string) => {
+    const r = await client.chat.completions.create({ model: config.model, messages: [
+      { role: "system", content: config.instructions }, { role: "user", content: input }] });
+    return r.choices[0].message.content ?? "";
+  };
+  return { run };
+};
+"""
+
+AGENT_USE = """\
+import { makeAgent } from "./kit";
+
+const drafter = makeAgent({ name: "drafter", instructions: "Draft a product FAQ.",
+                            model: "gpt-4o-mini" });
+const grader = makeAgent({ name: "grader", instructions: "Grade the FAQ from 1 to 10.",
+                           model: "gpt-4o-mini" });
+
+export async function faq(product: string) {
+  const draft = await drafter.run(`Product: ${product}`);
+  const grade = await grader.run(`Grade this FAQ from 1 to 10: <faq>${draft}</faq>`);
+  return { draft, grade };
+}
+"""
+
+
+def test_an_object_of_closures_a_factory_returns_runs_on_the_model_it_was_given(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/kit.ts": AGENT_KIT, "src/faq.ts": AGENT_USE})
+    assert ("EL301", "src/faq.ts", 10) in _codes(tmp_path, {"EL301"})
+    write_files(tmp_path, {"src/faq.ts": AGENT_USE.replace(
+        'from 1 to 10.",\n                           model: "gpt-4o-mini"',
+        'from 1 to 10.",\n                           model: "o3"')})
+    assert not _codes(tmp_path, {"EL301"})

@@ -112,7 +112,7 @@ def forwarded_model(it: Interp, c: CallIR) -> None:
             return
 
 
-def _field(val: Val, path: str) -> Val | None:
+def field_of(val: Val, path: str) -> Val | None:
     """The value at ``path`` of a dict or object literal (``{model: ..., messages: ...}``)."""
     for part in path.split("."):
         val_at = next((v for k, v in val.keys if k == part), None)
@@ -171,7 +171,7 @@ def with_path(ref: Ref | None, path: str) -> Ref | None:
 def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
     m = s.model
     if m.param is not None and m.param in vals:
-        held = _field(vals[m.param], m.path) if m.path else None
+        held = field_of(vals[m.param], m.path) if m.path else None
         if held is not None:  # ``ask({model: "gpt-4o", ...})``: the object literal's field
             return model_of_val(it, held)
         if m.path:  # the field of the settings object passed

@@ -156,12 +156,44 @@ def self_method(an: Analysis, mod: Module, cls: str, path: str) -> str | None:
 
 def local_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | None:
     """The method ``name`` of the object a call of ``made_by`` returned (a project class
-    or a factory of one), qualified by its module."""
+    or a factory of one, or a factory returning its own nested functions), qualified by its
+    module."""
     found = instance_class(an, made_by, mod)
-    if found is None or (f"{found[1]}.{name}" not in found[0].facts.function_names
-                         and _sets_model(found[0], found[1])):
+    if found is None:
+        return closure_method(an, mod, made_by, name)
+    if f"{found[1]}.{name}" not in found[0].facts.function_names and \
+            _sets_model(found[0], found[1]):
         return None
     return _method(an, found[0], found[1], name, 0)
+
+
+def closure_factory(an: Analysis, mod: Module, made_by: str) -> tuple[Module, str] | None:
+    """The project function a call of ``made_by`` (read in ``mod``) runs."""
+    if made_by in mod.facts.function_names:
+        return mod, made_by
+    root, _, rest = made_by.partition(".")
+    target = mod.facts.imports.get(root)
+    if not target:
+        return None
+    return an.tables.function_name(f"{target}.{rest}" if rest else target, mod.path)
+
+
+def closure_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | None:
+    """``const agent = createAgent(config)`` then ``agent.run(input)``, where ``createAgent``
+    returns an object of functions nested in it (``return { run, stream }``): that nested
+    function, which reads the factory's parameters as they were given at that call."""
+    found = closure_factory(an, mod, made_by)
+    if found is None:
+        return None
+    home, factory = found
+    inner = f"{factory}.{name}"
+    if inner not in home.facts.function_names:
+        return None
+    for step in walk_steps(home.facts.functions[factory].body):
+        if isinstance(step, Return) and any(
+                k == name and name in v.names for k, v in step.value.keys):
+            return f"{home.name}.{inner}"
+    return None
 
 
 def attr_class(an: Analysis, mod: Module, cls: str, attr: str) -> tuple[Module, str] | None:

@@ -648,6 +648,11 @@ class Interp:
         if rest and f"{root}.{rest}" in self.mod.facts.functions:
             return "fn", f"{self.mod.name}.{func}"  # a method reached through its class
         if root in self.mod.facts.constants:
+            made = self.mod.facts.constants[root].ref
+            if made is not None and made[0] in ("new", "made") and rest and "." not in rest:
+                found = instances.closure_method(self.an, self.mod, str(made[1]), rest)
+                if found is not None:  # ``agent = createAgent(cfg)`` then ``agent.run(x)``
+                    return "fn", found
             return "method", func
         return "builtin", func
 

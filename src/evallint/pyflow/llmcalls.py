@@ -626,6 +626,8 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 name = f"{p.name}.{s.model.path}" if s.model.path else p.name
                 model, model_where = callmodels.symbolic_model(it, Val(names=(name,),
                                                                        ref=("name", name)))
+        if model is None and s.model.outer is not None and "." in c.func:
+            model, model_where = _made_model(it, c, s, mod, fn)
         if model is None and s.model.param is not None and s.model.param in vals:
             given = vals[s.model.param]
             if s.model.path:  # one field of the settings object given (not the object)
@@ -667,6 +669,46 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin) | extra
                                    for e in s.return_elts)
     return returned(s, s.returns, by_param, role, origin) | extra
+
+
+def _made_model(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR
+                ) -> tuple[str | None, str]:
+    """``agent.run(x)`` with ``agent = createAgent({model: ...})`` and ``run`` nested in
+    ``createAgent`` on its parameter: the model the factory call was given."""
+    root = c.func.split(".")[0]
+    factory = closures.enclosing(mod, fn.name)
+    facts = it.mod.facts
+    where: list[Val]
+    made_in: FunctionIR | None
+    if root in it.local_vals:
+        where, made_in = list(it.local_vals[root][-1:]), it.fn
+    elif root in facts.constant_names and root not in it.fn.locals:
+        where = [facts.constants[root]]
+        made_in = facts.functions.get(facts.owners.get(root, ""))
+    else:
+        return None, ""
+    assert s.model.outer is not None
+    for val in where:
+        for cid in val.calls:
+            made = made_in.calls[cid] if made_in is not None and cid < len(made_in.calls) \
+                else None
+            if made is None or made.func.rsplit(".", 1)[-1] != (factory or "").rsplit(".", 1)[-1]:
+                continue
+            given = made.args[s.model.outer] if s.model.outer < len(made.args) else None
+            path = s.model.path
+            if given is None and s.model.outer == 0 and path and made.kwargs:
+                # (a script's ``makeAgent({model, ...})``: the object literal is keywords)
+                head, _, path = path.partition(".")
+                given = made.kw(head)
+            if given is not None and path:
+                held = callmodels.field_of(given, path)
+                if held is None:
+                    ref = callmodels.with_path(given.ref, path)
+                    return it.an.resolve_ref(ref, it.mod, it.fn.cls) if ref else (None, "")
+                given = held
+            if given is not None:
+                return callmodels.model_of_val(it, given)
+    return None, ""
 
 
 def param_chat_run(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR,
