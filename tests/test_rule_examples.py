@@ -99,6 +99,15 @@ def test_the_precompiled_rules_match_the_rule_files() -> None:
     assert (rules_dir() / COMPILED).read_text(encoding="utf-8") == compile_rules()
 
 
+def test_the_precompiled_vocabularies_match_the_data_files() -> None:
+    """rules/data/data.compiled.json carries the vocabularies (judge words) the roles read
+    at start-up without importing YAML; regenerate it with `python -m evallint.rulemeta`."""
+    from evallint.rulemeta import DATA_COMPILED, compile_rules, rules_dir
+
+    folder = rules_dir() / "data"
+    assert (folder / DATA_COMPILED).read_text(encoding="utf-8") == compile_rules(folder)
+
+
 def test_a_stale_or_broken_precompiled_copy_is_not_used(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules come from the YAML whenever the compiled copy was made from other files."""

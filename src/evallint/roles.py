@@ -197,13 +197,11 @@ def prompt_name_role(name: str) -> tuple[Role, str]:
 
 @lru_cache(maxsize=1)
 def _judge_words() -> dict[str, Any]:
-    """``rules/data/judge-words.yaml``: the English nouns below and the other languages."""
-    import yaml
+    """``rules/data/judge-words.yaml``: the English nouns below and the other languages
+    (read precompiled, as the rules are: a run that needs no YAML imports none)."""
+    from evallint.rulemeta import DATA_COMPILED, _compiled_docs, rules_dir
 
-    from evallint.rulemeta import rules_dir
-
-    data = yaml.safe_load((rules_dir() / "data" / "judge-words.yaml").read_text("utf-8"))
-    return dict(data)
+    return dict(_compiled_docs(rules_dir() / "data", DATA_COMPILED)["judge-words.yaml"])
 
 
 def _english(key: str) -> frozenset[str]:

@@ -171,6 +171,7 @@ def parse_rule(data: Any, source: str) -> RuleMeta:
 # (and then ``yaml`` is not even imported).
 
 COMPILED = "rules.compiled.json"  # beside the rule files; ``python -m evallint.rulemeta``
+DATA_COMPILED = "data.compiled.json"  # the vocabularies of rules/data, likewise
 
 
 def _sources(folder: Path) -> list[tuple[str, bytes]]:
@@ -247,3 +248,5 @@ if __name__ == "__main__":  # regenerate the precompiled rules and catalogue aft
     (rules_dir() / COMPILED).write_text(compile_rules(), encoding="utf-8")
     (rules_dir() / "models" / "models.compiled.json").write_text(
         compile_rules(rules_dir() / "models"), encoding="utf-8")
+    (rules_dir() / "data" / DATA_COMPILED).write_text(
+        compile_rules(rules_dir() / "data"), encoding="utf-8")

@@ -39,9 +39,8 @@ from evallint.source import SourceFile
 # (between comments). It holds no LLM word, but its importers reach the project's LLM
 # helpers through it, so it is analysed like a module that has them.
 _COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_BARREL = re.compile(
-    r"""\s*(?:export\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"'\n]+["']"""
-    r"""\s*;?\s*)+""")
+_REEXPORT = re.compile(
+    r"""export\s+(?:type\s+)?(?:\*(?:\s+as\s+\w+)?|\{[^}]*\})\s+from\s+["'][^"'\n]+["'];?""")
 _SPECIFIERS = re.compile(r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(\s*)["']([^"'\n]+)["']""")
 
 
@@ -104,7 +103,18 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
 
 
 def _barrel(code: str) -> bool:
-    return _BARREL.fullmatch(_COMMENTS.sub("", code)) is not None
+    """Only re-export statements (one match per statement: no repetition to backtrack)."""
+    text = _COMMENTS.sub("", code)
+    at, end, seen = 0, len(text), False
+    while True:
+        while at < end and text[at].isspace():
+            at += 1
+        if at == end:
+            return seen
+        m = _REEXPORT.match(text, at)
+        if m is None:
+            return False
+        at, seen = m.end(), True
 
 
 def imported_modules(code: str, rel: str) -> tuple[str, ...]:
