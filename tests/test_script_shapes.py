@@ -648,3 +648,52 @@ def test_an_object_of_closures_a_factory_returns_runs_on_the_model_it_was_given(
         'from 1 to 10.",\n                           model: "gpt-4o-mini"',
         'from 1 to 10.",\n                           model: "o3"')})
     assert not _codes(tmp_path, {"EL301"})
+
+
+LIB_CALLS = """\
+import Anthropic from "@anthropic-ai/sdk";
+
+const client = new Anthropic();
+
+export async function answer(q: string, model: string) {
+  const r = await client.messages.create({ model, max_tokens: 500,
+    messages: [{ role: "user", content: q }] });
+  return r.content[0].type === "text" ? r.content[0].text : "";
+}
+
+export async function grade(q: string, a: string, model: string) {
+  const r = await client.messages.create({ model, max_tokens: 300, messages: [{ role: "user",
+    content: `You are a strict grader. Score the answer from 1 to 10.\\n${q}\\n<a>${a}</a>` }] });
+  return r.content[0].type === "text" ? r.content[0].text : "";
+}
+"""
+
+ROUTE = """\
+import { answer, grade } from "./lib";
+
+export async function POST(req: Request) {
+  const { question, model, judge } = await req.json();
+  const reply = await answer(question, model || "claude-haiku-4-5");
+  const mark = await grade(question, reply, judge || "claude-haiku-4-5");
+  return Response.json({ reply, mark });
+}
+"""
+
+
+def test_a_model_given_as_value_or_default_is_the_default_when_nothing_else_is_known(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"app/lib.ts": LIB_CALLS, "app/route.ts": ROUTE})
+    assert ("EL301", "app/route.ts", 6) in _codes(tmp_path, {"EL301", "EL302"})
+    write_files(tmp_path, {"app/route.ts": ROUTE.replace('judge || "claude-haiku-4-5"',
+                                                         'judge || "gpt-4.1"')})
+    assert not _codes(tmp_path, {"EL301", "EL302"})
+
+
+def test_a_parameter_or_a_default_inside_the_helper(tmp_path: Path) -> None:
+    write_files(tmp_path, {"app/lib.ts": LIB_CALLS.replace(
+        "({ model, max_tokens: 500", '({ model: model || "claude-haiku-4-5", max_tokens: 500'
+    ).replace("({ model, max_tokens: 300", '({ model: model || "claude-haiku-4-5", max_tokens: 300'),
+        "app/route.ts": ROUTE.replace('model || "claude-haiku-4-5"', "model").replace(
+            'judge || "claude-haiku-4-5"', "judge")})
+    # (both helpers fall back to one model: reported at the judge's own call)
+    assert ("EL301", "app/lib.ts", 12) in _codes(tmp_path, {"EL301"})

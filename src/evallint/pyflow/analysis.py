@@ -799,6 +799,12 @@ class Analysis:
             return None, ""
         if ref[0] == "lit":
             return str(ref[1]), ""
+        if ref[0] == "or":  # ``model || "gpt-4o"``: the value when it resolves, else the literal
+            value, how = self.resolve_ref(ref[1], mod, cls, depth + 1)
+            if value is not None:
+                return value, how
+            return str(ref[2][1]), f"the default after `{ref[1][1]} ||`" \
+                if ref[1] and ref[1][0] == "name" else "the default after `||`"
         if ref[0] == "fmt":  # f"openai/{cfg.model}": the text around the value it resolves to
             value, how = self.resolve_ref(ref[2], mod, cls, depth + 1)
             return (f"{ref[1]}{value}{ref[3]}", how) if value is not None else (None, "")

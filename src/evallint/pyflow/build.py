@@ -640,6 +640,8 @@ class Builder:
             ref = ("env", ref[1], right.ref)
         elif is_or and ref and ref[0] == "name" and right.ref and right.ref[0] in ("new", "made"):
             ref = right.ref  # ``self.llm = llm or LLMClient()``: what the object is
+        elif is_or and ref and ref[0] == "name" and right.ref and right.ref[0] == "lit":
+            ref = ("or", ref, right.ref)  # ``model || "gpt-4o"``: the value, else the literal
         elif is_or:
             ref = ref or right.ref
         else:

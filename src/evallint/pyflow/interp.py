@@ -401,6 +401,8 @@ class Interp:
     def local_ref(self, ref: Ref | None) -> Ref | None:
         if ref is not None and ref[0] == "fmt":
             return ("fmt", ref[1], self.local_ref(ref[2]), ref[3])
+        if ref is not None and ref[0] == "or":
+            return ("or", self.local_ref(ref[1]), ref[2])
         if ref is None or ref[0] != "name":
             return ref
         if ref[1] in self.refs:

@@ -23,6 +23,7 @@ from evallint.pyflow.providers import (
     qualify,
     sdk_call_row,
 )
+from evallint.pyflow.results import where
 from evallint.pyflow.summaries import L, Module, Origin, Summary, chain_keys, chat_of
 from evallint.roles import Role
 
@@ -373,8 +374,15 @@ def sdk_call(it: Interp, c: CallIR, row: CallRow, args: list[frozenset[L]],
         it.summary.reasoning = tuple(dict.fromkeys(it.summary.reasoning + reasoning))
     if model_val is not None:
         ref = it.local_ref(model_val.ref)
+        fallback = None
+        if ref is not None and ref[0] == "or":  # ``model || "gpt-4o"`` on a parameter
+            ref, fallback = ref[1], ref[2]
         if ref is not None and ref[0] == "param":
             callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "")
+            if fallback is not None and it.summary.model.default is None:
+                it.summary.model.default = str(fallback[1])
+                it.summary.model.default_where = (
+                    f"the default after `||` in `{it.fn.name}()` ({where(it.path, c.pos)})")
         elif ref is not None and ref[0] == "outer":  # the enclosing function's parameter
             it.summary.model.outer = int(ref[1])
             it.summary.model.path = str(ref[2]) if len(ref) > 2 else ""
