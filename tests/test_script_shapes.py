@@ -690,9 +690,8 @@ def test_a_model_given_as_value_or_default_is_the_default_when_nothing_else_is_k
 
 
 def test_a_parameter_or_a_default_inside_the_helper(tmp_path: Path) -> None:
-    write_files(tmp_path, {"app/lib.ts": LIB_CALLS.replace(
-        "({ model, max_tokens: 500", '({ model: model || "claude-haiku-4-5", max_tokens: 500'
-    ).replace("({ model, max_tokens: 300", '({ model: model || "claude-haiku-4-5", max_tokens: 300'),
+    fallback = '({ model: model || "claude-haiku-4-5", max_tokens:'
+    write_files(tmp_path, {"app/lib.ts": LIB_CALLS.replace("({ model, max_tokens:", fallback),
         "app/route.ts": ROUTE.replace('model || "claude-haiku-4-5"', "model").replace(
             'judge || "claude-haiku-4-5"', "judge")})
     # (both helpers fall back to one model: reported at the judge's own call)
