@@ -102,6 +102,8 @@ def parse_partial(text: str, rel: str) -> tuple[Any, ParseError | None]:
 # the same length, so every position stays; the lowering reads the original text.
 _MAX_PATCHES = 32
 _KEYWORD_PROPERTY = re.compile(rb"(?:abstract|declare|override|accessor)\s*\??\s*:")
+# type arguments of a tagged template (``prisma.$queryRaw<Row[]>`SELECT ...` ``): blanked
+_TAG_TYPES = re.compile(rb"[\w$]<[^\n;()=`]{1,200}>$")
 
 
 def _mend(data: bytes, bad: Any) -> bytes | None:
@@ -110,6 +112,11 @@ def _mend(data: bytes, bad: Any) -> bytes | None:
         return data[:at] + b"_" + data[at + 1:]
     if _KEYWORD_PROPERTY.match(data, at):
         return data[:at] + b"_" + data[at + 1:]
+    if bad.is_missing and data[at:at + 1] == b"`":
+        line = data.rfind(b"\n", 0, at) + 1
+        m = _TAG_TYPES.search(data, max(line, at - 240), at)
+        if m is not None:
+            return data[:m.start() + 1] + b" " * (m.end() - m.start() - 1) + data[m.end():]
     return None
 
 
