@@ -696,3 +696,35 @@ def test_a_parameter_or_a_default_inside_the_helper(tmp_path: Path) -> None:
             'judge || "claude-haiku-4-5"', "judge")})
     # (both helpers fall back to one model: reported at the judge's own call)
     assert ("EL301", "app/lib.ts", 12) in _codes(tmp_path, {"EL301"})
+
+
+TRACE_SCORER = """\
+import { generateObject } from "ai";
+import { z } from "zod";
+
+export async function scoreTone({ trace }: { trace: { userMessage: string; assistantMessage: string;
+                                                     plan: { stance: string } } }) {
+  const r = await generateObject({ model: "openai/gpt-4.1", schema: z.object({ score: z.number() }),
+    prompt: `You are a judge. Score the reply's tone from 1 to 5.\\nUser: ${trace.userMessage}\\n`
+      + `<reply>${trace.assistantMessage}</reply>` });
+  return r.object.score;
+}
+"""
+
+TRACE_RUN = """\
+import { scoreTone } from "./tone";
+
+export async function suite(trace: any) {
+  return scoreTone({ trace });
+}
+"""
+
+
+def test_a_records_input_and_output_fields_are_what_a_judge_is_given(tmp_path: Path) -> None:
+    """``trace.userMessage`` and ``trace.assistantMessage`` name the input and the output
+    (EL103's aliases), whatever the record is called; its plan is the generator's context."""
+    write_files(tmp_path, {"evals/tone.ts": TRACE_SCORER, "evals/suite.ts": TRACE_RUN})
+    assert not _codes(tmp_path, {"EL202"})
+    write_files(tmp_path, {"evals/tone.ts": TRACE_SCORER.replace(
+        "User: ${trace.userMessage}", "Plan: ${trace.plan.stance}")})
+    assert ("EL202", "evals/tone.ts", 6) in _codes(tmp_path, {"EL202"})

@@ -12,6 +12,8 @@ from evallint.findings import Finding, Related, Severity
 from evallint.pyflow.project import rel, result_for
 from evallint.pyflow.results import Flow, where
 from evallint.registry import Context, Project, project_check
+from evallint.roles import name_tokens
+from evallint.signals import as_list
 
 
 def _related(flow: Flow, origin_msg: str) -> list[Related]:
@@ -36,6 +38,22 @@ def _legit(flow: Flow, project: Project, ctx: Context, *names: str) -> str | Non
     return None
 
 
+def _io_field(name: str, ctx: Context) -> bool:
+    """``trace.userMessage``, ``run.output``: a field of the generator's record that names
+    the task input or the final output (EL103's aliases), the very things a judge is given,
+    whatever the record is called. (A name alone decides this EL202; one traced from the
+    generator's call is reported whatever its field.)"""
+    head, _, field = name.rpartition(".")
+    if not head:
+        return False
+    snake = "_".join(name_tokens(field))
+    params = ctx.params("EL103")
+    words = {*as_list(params.get("input_aliases")), *as_list(params.get("output_aliases")),
+             *ctx.config.aliases.get("input", []), *ctx.config.aliases.get("output", [])}
+    # (a chat's user turn is its input, the assistant's the output)
+    return snake in words or snake in ("assistant_message", "final_message", "last_message")
+
+
 @project_check("EL201", "EL202", "EL203")
 def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
     result = result_for(project, ctx)
@@ -46,8 +64,8 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
     for flow in result.flows:
         if not ctx.is_enabled(flow.code):
             continue
-        if flow.code == "EL202" and (flow.origin is None or flow.origin.key[2] < 0) and \
-                (flow.path, flow.pos, flow.name) in traced:
+        if flow.code == "EL202" and (flow.origin is None or flow.origin.key[2] < 0) and (
+                (flow.path, flow.pos, flow.name) in traced or _io_field(flow.name, ctx)):
             continue
         o = flow.origin
         src = where(o.path, o.pos) if o is not None else "?"

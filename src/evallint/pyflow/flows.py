@@ -221,6 +221,11 @@ def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]
 def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
     vals = [v for k, v in c.kwargs if k not in CAT.non_content] + list(c.args)
     params = {p.name for p in it.fn.params}
+    # a record handed whole to a project helper (``score({ trace })``): the helper reports
+    # the fields of it its own evaluator reads
+    kind, qual = it.resolve(c.func)
+    helper = kind == "fn" or (kind == "ext" and it.an.tables.function_name(qual, it.path)
+                              is not None)
     seen: set[int] = set()
     while vals:
         v = vals.pop()
@@ -234,8 +239,8 @@ def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
                 vals.extend(inner.args)
                 vals.extend(x for _, x in inner.kwargs)
         for n in v.names:
-            if n.split(".")[0] in params and "." not in n:
-                continue  # reported where the caller passes it
+            if (n.split(".")[0] in params or helper) and "." not in n:
+                continue  # reported where the caller passes it, or where the helper reads it
             tokens = set(name_tokens(n))
             hit = tokens & CTX_TOKENS
             last = singular(list(name_tokens(n)))[-1:]
