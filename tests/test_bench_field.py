@@ -41,3 +41,22 @@ def test_the_field_runner_gets_evallints_findings_as_json(
 def test_the_field_runner_reads_an_empty_tree_as_nothing_found(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("nothing evallint reads\n")
     assert _runner().run_evallint(tmp_path) == []
+
+
+def test_a_verdict_with_a_name_matches_only_the_finding_that_names_it() -> None:
+    """Two findings of one rule on one line (two fields at one judge call) take the verdicts
+    that name their values; a verdict without a name matches both."""
+    run = _runner()
+    findings = [
+        {"path": "s.ts", "line": 7, "code": "EL202", "message": "`trace.plan` looks like ..."},
+        {"path": "s.ts", "line": 7, "code": "EL202", "message": "`trace.input` looks like ..."},
+    ]
+    named = [run.Verdict("s.ts", 7, "EL202", "true", "the plan", name="trace.plan"),
+             run.Verdict("s.ts", 7, "EL202", "false", "the input", name="trace.input")]
+    repo = run.Repo("o/r", "0" * 40, "", "repos-x.yaml", named, [])
+    out = run.match(repo, findings)
+    assert [out.judged[i].verdict for i in (0, 1)] == ["true", "false"]
+    either = run.Verdict("s.ts", 7, "EL202", "debatable", "either")
+    plain = run.match(run.Repo("o/r", "0" * 40, "", "repos-x.yaml", [named[0], either], []),
+                      findings)
+    assert plain.judged[0].verdict == "true" and plain.judged[1].verdict == "debatable"

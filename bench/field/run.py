@@ -56,6 +56,9 @@ class Verdict:
     verdict: str
     reason: str
     cell: int | None = None
+    # what the finding names (a value in backticks in its message), when several findings
+    # of one rule share a line: `trace.userMessage` and `trace.plan.stance` at one call
+    name: str | None = None
 
     def key(self) -> tuple[str, int | None, int, str]:
         return (self.path, self.cell, self.line, self.code)
@@ -116,6 +119,9 @@ def _verdict(entry: Any, where: str) -> Verdict:
     cell = entry.get("cell")
     if cell is not None and (not isinstance(cell, int) or isinstance(cell, bool)):
         raise ManifestError(f"{where}: `cell` must be an int")
+    name = entry.get("name")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise ManifestError(f"{where}: `name` must be a non-empty string")
     return Verdict(
         path=_field(entry, "path", str, where),
         line=_field(entry, "line", int, where),
@@ -123,6 +129,7 @@ def _verdict(entry: Any, where: str) -> Verdict:
         verdict=word,
         reason=_field(entry, "reason", str, where),
         cell=cell,
+        name=name,
     )
 
 
@@ -289,7 +296,8 @@ def run_evallint(tree: Path) -> list[dict[str, Any]]:
 
 
 def match(repo: Repo, findings: list[dict[str, Any]]) -> Outcome:
-    """Pair findings with verdicts by (path, cell, line, code) and check each miss.
+    """Pair findings with verdicts by (path, cell, line, code, and the name a verdict gives)
+    and check each miss.
 
     A verdict without a cell matches any cell, so plain files need no cell and a notebook
     verdict only needs one when two cells have a finding on the same line.
@@ -298,7 +306,8 @@ def match(repo: Repo, findings: list[dict[str, Any]]) -> Outcome:
     for v in repo.verdicts:
         hits = [i for i, f in enumerate(findings)
                 if (f.get("path"), f.get("line"), f.get("code")) == (v.path, v.line, v.code)
-                and (v.cell is None or f.get("cell") == v.cell)]
+                and (v.cell is None or f.get("cell") == v.cell)
+                and (v.name is None or f"`{v.name}`" in str(f.get("message", "")))]
         if not hits:
             out.stale.append(v)
         for i in hits:
