@@ -141,3 +141,14 @@ def test_a_judged_thing_named_by_what_it_is_makes_a_judge_task() -> None:
         assert found is not None and found[0] is Role.EVALUATOR, text
     for text in ("Write a joke about cats.", "Tell me a story about the sea."):
         assert content_role(text) is None, text
+
+
+def test_a_wrapper_named_after_the_sdk_call_has_no_role_and_a_score_maker_judges() -> None:
+    """``timedGenerateObject`` wraps the SDK's generateObject (its name says which call, not
+    which side); ``generateScore`` produces a judge's score."""
+    from evallint.pyflow.relevance import function_role
+
+    assert function_role("timedGenerateObject") is Role.UNKNOWN
+    assert function_role("safe_generate_content") is Role.UNKNOWN
+    assert function_role("generateScore") is Role.EVALUATOR
+    assert function_role("generate_reply") is Role.GENERATOR  # (a method name, not a wrapper)

@@ -9,7 +9,14 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from evallint.pyflow.providers import CAT, HANDED_RUNS, inside_package
-from evallint.roles import EVALUATOR_ARTIFACTS, PLAN_HEADS, Role, name_tokens, role_from_name
+from evallint.roles import (
+    EVALUATOR_ARTIFACTS,
+    PLAN_HEADS,
+    PRODUCTION_VERBS,
+    Role,
+    name_tokens,
+    role_from_name,
+)
 
 # What an evaluation is made of: a name that says it *produces* these (``generate_evals``,
 # ``EVALS_GENERATION_PROMPT``) belongs to a tool that writes evaluations, not to a judge, nor
@@ -67,6 +74,8 @@ def function_role(name: str) -> Role:
     tokens = name_tokens(name)
     if tokens and tokens[-1] in PLAN_HEADS:  # create_review_plan plans a review
         return Role.UNKNOWN
+    if any(len(tokens) > len(t) and tuple(tokens[-len(t):]) == t for t in _sdk_tails()):
+        return Role.UNKNOWN  # ``timedGenerateObject`` wraps the SDK's call: no role of its own
     role = role_from_name(name)
     if role is Role.UNKNOWN:
         first = name_tokens(name)
@@ -78,9 +87,21 @@ def function_role(name: str) -> Role:
         if doer is Role.EVALUATOR or (doer is Role.GENERATOR and not set(first[:-1]) &
                                       EVALUATOR_ARTIFACTS):
             return doer  # answer_evaluator evaluates answers (a critique_generator critiques)
+        if first and first[0] in PRODUCTION_VERBS and set(first[1:]) & EVALUATOR_ARTIFACTS:
+            return Role.EVALUATOR  # ``generateScore`` produces a judge's score
         if first:
             return role_from_name(first[0])
     return role
+
+
+@lru_cache(maxsize=1)
+def _sdk_tails() -> tuple[tuple[str, ...], ...]:
+    """The catalogue's SDK call names of more than one word (``generateText``,
+    ``generate_content``): a function named with one at its end, after words of its own
+    (``timedGenerateObject``), wraps that call."""
+    names = {f.replace("*", "").rsplit(".", 1)[-1] for r in CAT.calls
+             for f in (*r.functions, *r.methods)}
+    return tuple(sorted({tuple(name_tokens(n)) for n in names if len(name_tokens(n)) > 1}))
 
 
 # A reflection step (``reflect()``) writes the critique of the previous attempt.
