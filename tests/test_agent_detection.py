@@ -311,3 +311,20 @@ def test_a_skill_under_a_prompts_folder_is_no_prompt_either() -> None:
     assert classify("server/agents/prompts/skills/graders/SKILL.md", head) is \
         FileKind.INSTRUCTIONS
     assert classify("server/agents/prompts/judge.md", head) is FileKind.PROMPT
+
+
+def test_an_agent_whose_description_says_it_evaluates_quality_is_a_judge(tmp_path: Path) -> None:
+    """The description's purpose line ("Use this agent ... to evaluate overall text quality")
+    makes a judge even when its first sentence is in another language."""
+    from tests.conftest import lint_tree, write_files
+
+    agent = ("---\nname: prose-inspector\ndescription: |\n"
+             "  文章の品質を分析するエージェント。\n"
+             "  Use this agent after each chapter to evaluate overall text quality.\n"
+             "model: inherit\ntools: Read, Write\n---\nInspect the chapter.\n")
+    write_files(tmp_path, {".claude/agents/prose-inspector.md": agent})
+    codes = {f.code for f in lint_tree(tmp_path, {"EL304", "EL401"}).findings}
+    assert codes == {"EL304", "EL401"}
+    write_files(tmp_path, {".claude/agents/prose-inspector.md": agent.replace(
+        "to evaluate overall text quality", "to write the next chapter")})
+    assert not lint_tree(tmp_path, {"EL304", "EL401"}).findings

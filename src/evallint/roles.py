@@ -276,6 +276,11 @@ JUDGE_WHETHER_TASK = re.compile(
     r"(?:the|this|each|a|an)\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(sorted(CANDIDATE_NOUNS)) +
     r")s?\s+(?:is|are|was|were|does|do|has|have|contains?|answers?|follows?|meets?|matches|"
     r"addresses|satisfies|correctly|accurately|fully|adequately)\b", re.I)
+# The quality of a thing made, judged: "evaluate overall text quality", "assess the quality of
+# the summary", "rate the translation quality".
+JUDGE_QUALITY_TASK = re.compile(
+    r"\b(evaluate|assess|rate|grade|judge|score)\s+(?:the\s+|its\s+|their\s+)?"
+    r"(?:[\w-]+\s+){0,3}?quality\b", re.I)
 # Work measured against a standard: "Evaluate the outline against our criteria" (a check of
 # one's own work, "check your answer against the guidelines", is a maker's habit, not a judge).
 JUDGE_CRITERIA_TASK = re.compile(
@@ -327,6 +332,10 @@ def reported_speech(text: str, start: int) -> bool:
     before = [w.lower() for w in text[max(0, start - 40):start].split()]
     if before[-2:-1] in (["is"], ["are"]) and before[-1] == "to":
         return False  # "Your task is to evaluate the code" sets the task
+    if before and before[-1] == "to" and re.search(
+            r"\b(?:use|call|invoke)\s+(?:this|the)\s+(?:agent|subagent|assistant)\b",
+            text[max(0, start - 160):start], re.I):
+        return False  # "Use this agent after the draft to evaluate ...": what it is for
     if before and before[-1] == "who":
         wide = text[max(0, start - 80):start].lower().split()
         if any(wide[i:i + 2] == ["you", "are"] for i in range(len(wide) - 1)):
@@ -434,7 +443,8 @@ def content_role(text: str) -> tuple[Role, list[Cue]] | None:
     task = first_direct(JUDGE_TASK, text, Role.EVALUATOR) or _scaled_task(text) or \
         _verdict_question(text) or first_direct(JUDGE_COMPARE_TASK, text, Role.EVALUATOR) or \
         first_direct(JUDGE_CRITERIA_TASK, text, Role.EVALUATOR) or \
-        first_direct(JUDGE_WHETHER_TASK, text, Role.EVALUATOR)
+        first_direct(JUDGE_WHETHER_TASK, text, Role.EVALUATOR) or \
+        first_direct(JUDGE_QUALITY_TASK, text, Role.EVALUATOR)
     if judge is not None and judge.word in WEAK_JUDGE_NOUNS and task is None:
         verdict = VERDICT_CUE.search(text)
         if verdict is None and not scale_cues(text):

@@ -35,6 +35,7 @@ from evallint.roles import (
     AGENT_MAKER_WORDS,
     Role,
     RoleInfo,
+    content_role,
     judges_others_work,
     name_tokens,
     role_from_value,
@@ -209,6 +210,9 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
     if judged and not builds and not set(name_tokens(lead)) & AGENT_MAKER_WORDS and not gen:
         return RoleInfo(Role.EVALUATOR, [f"description: '{_clip(desc)}'",
                                          f"it judges {judged}"])
+    task = None if builds or gen else content_role(purpose(desc))
+    if task is not None and task[0] is Role.EVALUATOR:  # "to evaluate overall text quality"
+        return RoleInfo(Role.EVALUATOR, [f"its description: '{_clip(task[1][0].text, 60)}'"])
     others = None if builds or gen else judges_others_work(body)
     if others is not None:
         # What its instructions say it does, whatever it is called: it reviews work another
