@@ -316,8 +316,6 @@ def test_a_skill_under_a_prompts_folder_is_no_prompt_either() -> None:
 def test_an_agent_whose_description_says_it_evaluates_quality_is_a_judge(tmp_path: Path) -> None:
     """The description's purpose line ("Use this agent ... to evaluate overall text quality")
     makes a judge even when its first sentence is in another language."""
-    from tests.conftest import lint_tree, write_files
-
     agent = ("---\nname: prose-inspector\ndescription: |\n"
              "  文章の品質を分析するエージェント。\n"
              "  Use this agent after each chapter to evaluate overall text quality.\n"
