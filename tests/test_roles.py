@@ -152,3 +152,13 @@ def test_a_wrapper_named_after_the_sdk_call_has_no_role_and_a_score_maker_judges
     assert function_role("safe_generate_content") is Role.UNKNOWN
     assert function_role("generateScore") is Role.EVALUATOR
     assert function_role("generate_reply") is Role.GENERATOR  # (a method name, not a wrapper)
+
+
+def test_the_quality_of_a_thing_made_is_judged_but_not_of_sources_or_products() -> None:
+    for text in ("Use this agent after each chapter to evaluate overall text quality.",
+                 "Assess the quality of the summary below."):
+        found = content_role(text)
+        assert found is not None and found[0] is Role.EVALUATOR, text
+    for text in ("Evaluate the quality of the sources in search results carefully.",
+                 "Evaluate flow quality and performance with larger datasets."):
+        assert content_role(text) is None, text
