@@ -7,7 +7,8 @@ the finding is true, false or debatable, with a reason) and real violations eval
 report (``misses``). This script exports each pinned commit from its git mirror (``fetch``-ed
 copies under ``/work/.mirror``; nothing is downloaded here) into a scratch folder outside this
 repository, runs this interpreter's evallint on it, matches the findings to the verdicts by
-(path, line, code), and prints:
+(path, line, code; a verdict's optional ``name`` picks, among several findings of a rule on one
+line, the one whose message names that value), and prints:
 
 * per repository: findings, judged true / false / debatable, not judged, misses found;
 * per rule and severity: the same counts and precision, true / (true + false);
