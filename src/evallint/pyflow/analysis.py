@@ -378,7 +378,10 @@ class Analysis:
         fw, classes, keyword = CAT.registries[method]
         if self._registry is None:
             self._registry = {}
+            roots = {p.split(".")[0] for p in CAT.frameworks[fw].packages}
             for m in self.tables.modules:
+                if roots.isdisjoint(m.facts.fw_roots):
+                    continue  # (eager: no code tree decoded for a module that never calls it)
                 for fn in m.facts.functions.values():
                     for c in fn.calls:
                         if c.func.rsplit(".", 1)[-1] not in classes:

@@ -7,6 +7,7 @@ argument.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from evallint.pyflow import instances
@@ -122,6 +123,20 @@ def field_of(val: Val, path: str) -> Val | None:
     return val
 
 
+def field_model(it: Interp, given: Val, path: str) -> tuple[str | None, str]:
+    """The model at ``path`` of a settings value given to a helper or a factory: the object
+    literal's field (``ask({model: "gpt-4o", ...})``), else that field of what the value
+    names (this function's own parameter: of its default, when it has one)."""
+    held = field_of(given, path)
+    if held is not None:
+        return model_of_val(it, held)
+    ref = with_path(given.ref, path)
+    if ref is not None and ref[0] == "param":
+        p = it.fn.params[int(ref[1])]
+        ref = with_path(p.default.ref, str(ref[2])) if p.default is not None else None
+    return it.an.resolve_ref(ref, it.mod, it.fn.cls) if ref is not None else (None, "")
+
+
 def model_param(it: Interp, idx: int, path: str = "") -> None:
     """This function's parameter ``idx`` (its field ``path``, when it is a settings object)
     picks the model; remember its default."""
@@ -171,16 +186,10 @@ def with_path(ref: Ref | None, path: str) -> Ref | None:
 def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | None, str]:
     m = s.model
     if m.param is not None and m.param in vals:
-        held = field_of(vals[m.param], m.path) if m.path else None
-        if held is not None:  # ``ask({model: "gpt-4o", ...})``: the object literal's field
-            return model_of_val(it, held)
+        given = vals[m.param]
         if m.path:  # the field of the settings object passed
-            ref = with_path(it.local_ref(vals[m.param].ref), m.path)
-            if ref is not None and ref[0] == "param":  # this function's own parameter:
-                p = it.fn.params[int(ref[1])]      # its default, when it has one
-                ref = with_path(p.default.ref, str(ref[2])) if p.default is not None else None
-            return it.an.resolve_ref(ref, it.mod, it.fn.cls) if ref is not None else (None, "")
-        value, how = model_of_val(it, vals[m.param])
+            return field_model(it, replace(given, ref=it.local_ref(given.ref)), m.path)
+        value, how = model_of_val(it, given)
         return value, how
     if m.param is not None and m.default is not None:
         return m.default, m.default_where

@@ -44,16 +44,14 @@ def instance_class(an: Analysis, func: str, mod: Module, depth: int = 0
         return None
     if "." not in func and _is_class(mod, func):
         return mod, func
-    if func in mod.facts.function_names:
-        return _returned_class(an, mod, func, depth)
+    found = project_function(an, mod, func)
+    if found is not None:
+        return _returned_class(an, found[0], found[1], depth)
     root, _, rest = func.partition(".")
     target = mod.facts.imports.get(root)
     if not target:
         return None
     qual = f"{target}.{rest}" if rest else target
-    found = an.tables.function_name(qual, mod.path)
-    if found is not None:
-        return _returned_class(an, found[0], found[1], depth)
     owner = an.tables.owner(qual, mod.path)
     if owner is not None and qual.startswith(owner.name + "."):
         name = qual[len(owner.name) + 1:]
@@ -167,8 +165,9 @@ def local_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | No
     return _method(an, found[0], found[1], name, 0)
 
 
-def closure_factory(an: Analysis, mod: Module, made_by: str) -> tuple[Module, str] | None:
-    """The project function a call of ``made_by`` (read in ``mod``) runs."""
+def project_function(an: Analysis, mod: Module, made_by: str) -> tuple[Module, str] | None:
+    """The project function a call of ``made_by`` (read in ``mod``) runs: one of the module,
+    or one it imports."""
     if made_by in mod.facts.function_names:
         return mod, made_by
     root, _, rest = made_by.partition(".")
@@ -182,7 +181,7 @@ def closure_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | 
     """``const agent = createAgent(config)`` then ``agent.run(input)``, where ``createAgent``
     returns an object of functions nested in it (``return { run, stream }``): that nested
     function, which reads the factory's parameters as they were given at that call."""
-    found = closure_factory(an, mod, made_by)
+    found = project_function(an, mod, made_by)
     if found is None:
         return None
     home, factory = found

@@ -686,17 +686,17 @@ def _made_model(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR
     root = c.func.split(".")[0]
     factory = closures.enclosing(mod, fn.name)
     facts = it.mod.facts
-    where: list[Val]
+    held: list[Val]
     made_in: FunctionIR | None
     if root in it.local_vals:
-        where, made_in = list(it.local_vals[root][-1:]), it.fn
+        held, made_in = list(it.local_vals[root][-1:]), it.fn
     elif root in facts.constant_names and root not in it.fn.locals:
-        where = [facts.constants[root]]
+        held = [facts.constants[root]]
         made_in = facts.functions.get(facts.owners.get(root, ""))
     else:
         return None, ""
     assert s.model.outer is not None
-    for val in where:
+    for val in held:
         for cid in val.calls:
             made = made_in.calls[cid] if made_in is not None and cid < len(made_in.calls) \
                 else None
@@ -708,14 +708,9 @@ def _made_model(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR
                 # (a script's ``makeAgent({model, ...})``: the object literal is keywords)
                 head, _, path = path.partition(".")
                 given = made.kw(head)
-            if given is not None and path:
-                held = callmodels.field_of(given, path)
-                if held is None:
-                    ref = callmodels.with_path(given.ref, path)
-                    return it.an.resolve_ref(ref, it.mod, it.fn.cls) if ref else (None, "")
-                given = held
             if given is not None:
-                return callmodels.model_of_val(it, given)
+                return callmodels.field_model(it, given, path) if path else \
+                    callmodels.model_of_val(it, given)
     return None, ""
 
 
