@@ -257,6 +257,25 @@ def test_long_operator_chains_are_quick(op: str, n: int) -> None:
     assert time.perf_counter() - start < 2.0
 
 
+@pytest.mark.parametrize("op", [" &&\n", " ||\n", " ??\n", " +\n", "\n.b", " ? x :\n", "[\n"])
+def test_long_script_chains_are_reported_never_a_crash(op: str) -> None:
+    """A script's long chain is analysed or refused by name (tree-sitter nests a chain one
+    level per operator; the lowering's recursion limit is caught, not raised)."""
+    from evallint.frontends.script_front import parse_script
+
+    n = 20_000
+    body = "[\n" * n + "1" + "]\n" * n if op == "[\n" else op.join(["a"] * n)
+    text = ("import Anthropic from '@anthropic-ai/sdk';\nconst client = new Anthropic();\n"
+            f"const x = {body};\nconst r = await client.messages.create({{model: 'claude-x', "
+            "max_tokens: 5, messages: [{role: 'user', content: String(x)}]});\n")
+    try:
+        facts = parse_script(SourceFile(Path("m.ts"), "m.ts", text, text.encode()), Config())
+    except ParseError as exc:
+        assert "too deeply nested" in str(exc)
+    else:
+        assert facts.analyzed
+
+
 def test_a_notebook_heavy_with_outputs_is_analysed_but_a_padded_template_is_not(
         tmp_path: Path) -> None:
     """Only a notebook's code cells are analysed, so its outputs do not count against

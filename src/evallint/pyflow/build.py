@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import Any, cast
 
 from evallint.facts import Pos
 from evallint.pyast import str_const
@@ -568,10 +568,13 @@ class Builder:
                 return literal(left.text + right.text)
             return merge([left, right])
         if isinstance(node, ast.BoolOp):
-            acc = self.expr(node.values[0], fn)
-            for item in node.values[1:]:  # left to right, as ``(a or b) or c``
-                acc = self._bool(acc, self.expr(item, fn), isinstance(node.op, ast.Or))
-            return acc
+            vals = [self.expr(item, fn) for item in node.values]
+            ref = vals[0].ref
+            for item in vals[1:]:  # left to right, as ``(a or b) or c``
+                ref = self._bool_ref(ref, item.ref, isinstance(node.op, ast.Or))
+            v = merge(vals)  # once: merging pairwise would be quadratic in a long chain
+            return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
+                       False, v.chained, v.scored, system=v.system, matches=v.matches)
         if isinstance(node, ast.UnaryOp):
             v = merge([self.expr(node.operand, fn)])
             if isinstance(node.op, ast.Not):
@@ -633,21 +636,17 @@ class Builder:
         return replace(value, ref=("new", func, ""))
 
     @staticmethod
-    def _bool(left: Val, right: Val, is_or: bool) -> Val:
-        v = merge([left, right])
-        ref = left.ref
-        if ref and ref[0] == "env" and ref[2] is None and right.ref is not None:
-            ref = ("env", ref[1], right.ref)
-        elif is_or and ref and ref[0] == "name" and right.ref and right.ref[0] in ("new", "made"):
-            ref = right.ref  # ``self.llm = llm or LLMClient()``: what the object is
-        elif is_or and ref and ref[0] == "name" and right.ref and right.ref[0] == "lit":
-            ref = ("or", ref, right.ref)  # ``model || "gpt-4o"``: the value, else the literal
-        elif is_or:
-            ref = ref or right.ref
-        else:
-            ref = None
-        return Val(v.names, v.calls, None, v.strings, v.tool_names, ref, v.compares,
-                   False, v.chained, v.scored, system=v.system, matches=v.matches)
+    def _bool_ref(ref: Any, right: Any, is_or: bool) -> Any:
+        """What ``left or right`` / ``left and right`` stands for, from the two sides' refs."""
+        if ref and ref[0] == "env" and ref[2] is None and right is not None:
+            return ("env", ref[1], right)
+        if is_or and ref and ref[0] == "name" and right and right[0] in ("new", "made"):
+            return right  # ``self.llm = llm or LLMClient()``: what the object is
+        if is_or and ref and ref[0] == "name" and right and right[0] == "lit":
+            return ("or", ref, right)  # ``model || "gpt-4o"``: the value, else the literal
+        if is_or:
+            return ref or right
+        return None
 
     def comp_for(self, generators: list[ast.comprehension], fn: _Fn) -> list[Val]:
         """A comprehension's ``for`` clauses bind their targets to what they iterate (steps
