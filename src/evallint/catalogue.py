@@ -119,6 +119,22 @@ class Registry:
 
 
 @dataclass(frozen=True)
+class HarnessRow:
+    """An evaluation harness call that is given its task and its scorers as values
+    (braintrust's ``Eval(name, {data, task, scores})``, evalite's ``evalite(name, {data, task,
+    scorers})``, LangSmith's ``evaluate(target, {evaluators})``): the functions it is, where
+    it takes the task under evaluation and where its scorers (keywords; ``#1.task`` is the
+    ``task`` key of its second argument, an options object; ``#0`` its first argument).
+    A function given as the task is the generator and one given among the scorers an
+    evaluator, by structure, whatever they are called."""
+
+    framework: str
+    functions: tuple[str, ...]
+    task: tuple[str, ...]
+    scorers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ScriptWorkflow:
     """A script framework's workflow chain (Mastra's ``createWorkflow({...}).then(a)
     .dowhile(b, cond).commit()``): the chain's root calls (``start``), the step constructors
@@ -203,6 +219,7 @@ class Framework:
     # {...})})`` to it stands for (its body's keys are that call's keywords)
     script_endpoints: tuple[tuple[str, str], ...] = ()
     registry: Registry | None = None
+    harness: tuple[HarnessRow, ...] = ()
 
     def owns(self, module: str) -> bool:
         """Is ``module`` (a dotted import target) from one of this framework's packages?"""
@@ -224,10 +241,11 @@ _TOP = {"id": str, "label": str, "written_against": str, "docs": str, "packages"
         "history": dict, "derive": dict, "configure": list, "context": list,
         "set_model": list, "fields": dict, "examples": list, "scripts": list,
         "script_methods": dict, "script_builders": list, "script_workflow": dict,
-        "script_endpoints": dict, "registry": dict}
+        "script_endpoints": dict, "registry": dict, "harness": list}
+_HARNESS_KEYS = {"functions": list, "task": list, "scorers": list}
 _REGISTRY_KEYS = {"classes": list, "keyword": str, "lookup": list}
 _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", "expect",
-                        "scripts"})
+                        "scripts", "harness"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str, "factories": dict}
 _WORKFLOW_KEYS = {"start": list, "step": list, "run": str, "input": str, "then": list,
                   "again_while": list, "again_until": list}
@@ -444,7 +462,24 @@ def parse_framework(data: Any, source: str) -> Framework:
         _strs(runs, "app_keywords"), _strs(fields_, "computed"), tuple(scripts),
         _script_methods(source, d.get("script_methods")), _strs(d, "script_builders"),
         _workflow(f"{source}: script_workflow", d.get("script_workflow")),
-        _endpoints(source, d.get("script_endpoints")), _registry(source, d.get("registry")))
+        _endpoints(source, d.get("script_endpoints")), _registry(source, d.get("registry")),
+        _harness(fid, source, d.get("harness")))
+
+
+def _harness(fid: str, source: str, data: Any) -> tuple[HarnessRow, ...]:
+    out = []
+    for i, raw in enumerate(data or ()):
+        w = f"{source}: harness[{i}]"
+        h = _check(w, raw, _HARNESS_KEYS)
+        if not h.get("functions") or not (h.get("task") or h.get("scorers")):
+            raise CatalogueError(f"{w}: a harness row needs functions, and task or scorers")
+        for key in (*_strs(h, "task"), *_strs(h, "scorers")):
+            if key.startswith("#") and not key[1:].partition(".")[0].isdigit():
+                raise CatalogueError(f"{w}: {key!r}: expected #<position> or "
+                                     "#<position>.<key>")
+        out.append(HarnessRow(fid, _strs(h, "functions"), _strs(h, "task"),
+                              _strs(h, "scorers")))
+    return tuple(out)
 
 
 def _registry(source: str, data: Any) -> Registry | None:
@@ -548,6 +583,12 @@ class Catalogue:
         self.run_object = {fw.id: fw.run_object for fw in fws if fw.run_object}
         self.judge_functions = frozenset(f for fw in fws for f in fw.judge_functions)
         self.app_functions = {f: fw.app_keywords for fw in fws for f in fw.app_functions}
+        # harness function (short name) -> its rows (the framework that owns the call decides)
+        self.harness: dict[str, tuple[HarnessRow, ...]] = {}
+        for fw in fws:
+            for h in fw.harness:
+                for f in h.functions:
+                    self.harness[f] = (*self.harness.get(f, ()), h)
         self.computed_fields = {fw.id: frozenset(fw.computed_fields) for fw in fws
                                 if fw.computed_fields}
         # module-level names a framework's own CLI runs -> the frameworks that do

@@ -277,12 +277,13 @@ JUDGE_WHETHER_TASK = re.compile(
     r")s?\s+(?:is|are|was|were|does|do|has|have|contains?|answers?|follows?|meets?|matches|"
     r"addresses|satisfies|correctly|accurately|fully|adequately)\b", re.I)
 # The quality of a thing made, judged: "evaluate overall text quality", "assess the quality of
-# the summary", "rate the translation quality".
+# the summary", "rate the translation quality", "grade the clarity of this answer".
 _MADE_THING = "(?:" + "|".join(sorted(CANDIDATE_NOUNS | {"text", "writing", "prose"})) + ")s?"
+_QUALITY = "(?:" + "|".join(sorted(_english("qualities"))) + ")"
 JUDGE_QUALITY_TASK = re.compile(
     r"\b(evaluate|assess|rate|grade|judge|score)\s+(?:the\s+|its\s+|their\s+)?(?:overall\s+)?"
-    rf"(?:{_MADE_THING}\s+quality\b|quality\s+of\s+(?:the\s+|this\s+|each\s+)?{_MADE_THING}\b)",
-    re.I)
+    rf"(?:{_MADE_THING}\s+{_QUALITY}\b|{_QUALITY}\s+of\s+(?:the\s+|this\s+|each\s+|its\s+)?"
+    rf"{_MADE_THING}\b)", re.I)
 # Work measured against a standard: "Evaluate the outline against our criteria" (a check of
 # one's own work, "check your answer against the guidelines", is a maker's habit, not a judge).
 JUDGE_CRITERIA_TASK = re.compile(

@@ -78,6 +78,13 @@ class _Scope:
     pre: list[ast.stmt] = field(default_factory=list)
 
 
+def _scalar_type(annotation: str) -> bool:
+    """A parameter typed as one plain value (``string``, ``number | undefined``)."""
+    parts = {p.strip() for p in annotation.split("|")}
+    return bool(parts) and parts <= {"string", "number", "boolean", "undefined", "null",
+                                     "bigint"}
+
+
 class Lowerer:
     """Lowers one script. ``cat`` is the catalogue: its ``script_package`` maps an import
     specifier to the row's module and default export, ``script_methods`` renames the
@@ -191,10 +198,13 @@ class Lowerer:
         return self.forwards[fn.id]
 
     def _forwarded(self, fn: Node) -> str | None:
-        pat = self.first_pattern(fn.child_by_field_name("parameters"))
+        params = fn.child_by_field_name("parameters")
+        pat = self.first_pattern(params)
         body = fn.child_by_field_name("body")
-        if pat is None or body is None or pat.type != "identifier":
-            return None
+        if pat is None or body is None or pat.type != "identifier" or (
+                pat.parent is not None and _scalar_type(self.text(
+                    pat.parent.child_by_field_name("type") or pat).lstrip(": ?"))):
+            return None  # ``draft(topic: string)`` hands on a text, not a call's options
         name = self.text(pat)
         stack, seen = [body], 0
         while stack and seen < 5000:
@@ -203,8 +213,13 @@ class Lowerer:
             if n.type == "call_expression":
                 args = n.child_by_field_name("arguments")
                 items = list(self.named(args)) if args is not None else []
+                callee = n.child_by_field_name("function")
                 if len(items) == 1 and items[0].type == "identifier" and \
-                        self.text(items[0]) == name:
+                        self.text(items[0]) == name and callee is not None and (
+                            callee.type == "member_expression"
+                            or self.text(callee) in self.import_origin):
+                    # (a library's call: ``client.chat.completions.create(args)``,
+                    # ``generateText(args)``; a project function's call is given a value)
                     return name
             stack.extend(n.named_children)
         return None

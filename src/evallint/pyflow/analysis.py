@@ -102,6 +102,9 @@ class Analysis:
         # functions an evaluation framework runs as the task under evaluation (a dataset's
         # ``evaluate_sync(task)``): generators by structure, whatever they are called
         self.tasks: Mapping[tuple[str, str], str] = self._table("tasks", {})
+        # functions an evaluation harness runs as a scorer on the task's output (see
+        # :mod:`evallint.pyflow.harness`): evaluators by structure, whatever they are called
+        self.scorer_fns: Mapping[tuple[str, str], str] = self._table("scorer_fns", {})
         # function -> what its locals hold at the end of its run, for the functions nested in
         # it (see :mod:`evallint.pyflow.closures`)
         self.closures: Mapping[tuple[str, str], closures.Env] = self._table("closures", {})

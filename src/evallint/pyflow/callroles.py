@@ -239,6 +239,9 @@ def role_of(it: Interp, c: CallIR, callee: str | None, model: Val | None, system
     if any(_META_TEXT.search(t) or _ROUTER_TEXT.search(t) for t in texts):
         it.meta = True
         return Role.UNKNOWN, ()
+    scorer = it.an.scorer_fns.get((it.path, it.fn.name))
+    if scorer is not None:  # the harness runs the function on the task's output: structure
+        return Role.EVALUATOR, (scorer,)
     key = (it.path, it.fn.name, c.id)
     why = None if key in it.an.self_fed else it.an.structural.get(key)
     role, evidence = role_evidence(it, model, system, prompts, why)

@@ -195,6 +195,22 @@ def closure_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | 
     return None
 
 
+def closure_function(an: Analysis, mod: Module, made_by: str) -> str | None:
+    """``const judge = makeJudge("gpt-4o")`` then ``judge(text)``, where ``makeJudge`` returns
+    one function nested in it (``return grade``, ``return async (t) => ...``): that function,
+    which reads the factory's parameters as they were given at that call."""
+    found = project_function(an, mod, made_by)
+    if found is None:
+        return None
+    home, factory = found
+    returned: set[str] = set()
+    for step in walk_steps(home.facts.functions[factory].body):
+        if isinstance(step, Return) and not step.value.keys:
+            returned.update(n for n in step.value.names
+                            if f"{factory}.{n}" in home.facts.function_names)
+    return f"{home.name}.{factory}.{returned.pop()}" if len(returned) == 1 else None
+
+
 def attr_class(an: Analysis, mod: Module, cls: str, attr: str) -> tuple[Module, str] | None:
     """The class of the object ``cls`` keeps in ``self.<attr>``."""
     val = mod.facts.constants.get(f"{cls}.{attr}") if f"{cls}.{attr}" in \

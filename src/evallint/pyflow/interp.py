@@ -637,6 +637,11 @@ class Interp:
                 found = instances.local_method(self.an, self.mod, str(made[1]), rest)
                 if found is not None:  # ``w = Writer(llm)`` then ``w.draft(...)``
                     return "fn", found
+            if made is not None and made[0] == "made" and not rest and root not in (
+                    "self", "cls"):
+                found = instances.closure_function(self.an, self.mod, str(made[1]))
+                if found is not None:  # ``judge = makeJudge(model)`` then ``judge(text)``
+                    return "fn", found
             return "method", func
         if root in self.mod.facts.imports:
             target = self.mod.facts.imports[root]
@@ -654,6 +659,10 @@ class Interp:
             if made is not None and made[0] in ("new", "made") and rest and "." not in rest:
                 found = instances.closure_method(self.an, self.mod, str(made[1]), rest)
                 if found is not None:  # ``agent = createAgent(cfg)`` then ``agent.run(x)``
+                    return "fn", found
+            if made is not None and made[0] == "made" and not rest:
+                found = instances.closure_function(self.an, self.mod, str(made[1]))
+                if found is not None:  # ``judge = makeJudge(model)`` then ``judge(text)``
                     return "fn", found
             return "method", func
         return "builtin", func

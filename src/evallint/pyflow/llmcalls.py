@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from evallint.catalogue import CallRow, ObjectRow
-from evallint.pyflow import callmodels, callroles, closures, effective, flows, frameworks, loopfacts
+from evallint.pyflow import (
+    callmodels,
+    callroles,
+    closures,
+    effective,
+    flows,
+    frameworks,
+    harness,
+    loopfacts,
+)
 from evallint.pyflow.cues import schema_has_score
 from evallint.pyflow.ir import CallIR, FunctionIR, Val
 from evallint.pyflow.providers import (
@@ -37,6 +47,9 @@ QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "rang
 
 PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load", "yaml.load",
                "orjson.loads", "ujson.loads", *loopfacts.NO_THROW_PARSES}
+
+# the k-th function a call through a value may run is another call there (its own key)
+_SHADOW = 1 << 24
 
 _THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
 
@@ -167,6 +180,10 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
                 return judged
         if name in CAT.app_functions:
             _note_app(it, c, CAT.app_functions[name])
+        if CAT.harness:
+            h = harness.harness_row(name)
+            if h is not None:
+                harness.note(it, c, h)
         if name in CAT.run_functions:
             # the object run: by keyword (Runner(agent=pipeline), query(options=opts)), else
             # the first argument (Runner.run(agent, input))
@@ -192,6 +209,15 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
             return user_call(it, c, found[0], found[1], args, kws)
         # (a function of a module with no LLM content is never solved: what it returns is
         # made of what it is given, as for a library's function)
+    if kind == "method":
+        targets = harness.called_through(it, c)
+        if targets:  # ``fn(out)`` for each ``fn`` of ``METRICS``: each one may run here
+            out: frozenset[L] = frozenset()
+            for k, (mod, fn) in enumerate(targets):
+                if mod.path in it.an.relevant or (mod.path, fn.name) in it.an.summaries:
+                    out |= user_call(it, c if k == 0 else replace(c, id=c.id + _SHADOW * k),
+                                     mod, fn, args, kws)
+            return out
     if it.an.fw_objects and kind in ("method", "fn") and it.callable_object(c.func):
         chats = [lb for lb in frameworks.framework_chats(it, it.read(c.func))
                  if lb.origin is not None
@@ -634,7 +660,7 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 name = f"{p.name}.{s.model.path}" if s.model.path else p.name
                 model, model_where = callmodels.symbolic_model(it, Val(names=(name,),
                                                                        ref=("name", name)))
-        if model is None and s.model.outer is not None and "." in c.func:
+        if model is None and s.model.outer is not None:  # (``agent.run(x)``, ``judge(x)``)
             model, model_where = _made_model(it, c, s, mod, fn)
         if model is None and s.model.param is not None and s.model.param in vals:
             given = vals[s.model.param]

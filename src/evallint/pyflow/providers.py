@@ -166,13 +166,18 @@ def qualify(func: str, imports: dict[str, str]) -> str:
 
 def call_arg(c: CallIR, keys: Iterable[str], position: int | None = None) -> Val | None:
     """The first of a row's keys the call passes (``"#0"`` is the first positional
-    argument, ``judge.model`` the ``model`` key of the ``judge`` object argument), else the
-    argument at ``position``."""
+    argument, ``"#1.task"`` the ``task`` key of the second, ``judge.model`` the ``model`` key
+    of the ``judge`` object argument), else the argument at ``position``."""
     for k in keys:
-        if k.startswith("#"):
-            i = int(k[1:])
+        if k.startswith("#"):  # ``#1``: the second argument; ``#1.task``: its ``task`` key
+            pos, _, field = k[1:].partition(".")
+            i = int(pos)
             if len(c.args) > i:
-                return c.args[i]
+                v: Val | None = c.args[i]
+                if field and v is not None:
+                    v = dict(v.keys).get(field)
+                if v is not None:
+                    return v
         else:
             head, _, field = k.partition(".")
             v = c.kw(head)
