@@ -242,6 +242,9 @@ def role_of(it: Interp, c: CallIR, callee: str | None, model: Val | None, system
     scorer = it.an.scorer_fns.get((it.path, it.fn.name))
     if scorer is not None:  # the harness runs the function on the task's output: structure
         return Role.EVALUATOR, (scorer,)
+    task = it.an.tasks.get((it.path, it.fn.name))
+    if task is not None and not _text_makes_judge(system, prompts):
+        return Role.GENERATOR, (task,)  # (the structure outranks the function's name)
     key = (it.path, it.fn.name, c.id)
     why = None if key in it.an.self_fed else it.an.structural.get(key)
     role, evidence = role_evidence(it, model, system, prompts, why)
@@ -299,9 +302,6 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
         # prompt says "You are an examiner. Score this essay" is a judge)
         return it.own_role, (*it.own_evidence,
                              *_backing(it, it.own_role, None, prompts, structural))
-    task = it.an.tasks.get((it.path, it.fn.name))
-    if task is not None:
-        return Role.GENERATOR, (task,)
     if structural is not None:
         return Role.EVALUATOR, (structural,)
     return _prompt_role(it, prompts)
