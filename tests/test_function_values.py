@@ -106,7 +106,8 @@ async function compose(brief: string): Promise<string> {
 function examinerOn(model: string) {
   return async (letter: string) => {
     const m = await claude.messages.create({ model, max_tokens: 10,
-      messages: [{ role: "user", content: `Score this letter from 1 to 10.\\n<l>${letter}</l>` }] });
+      messages: [{ role: "user",
+                   content: `Score this letter from 1 to 10.\\n<l>${letter}</l>` }] });
     return m.content[0].type === "text" ? m.content[0].text : "";
   };
 }
@@ -127,7 +128,7 @@ def test_a_closure_a_factory_returns_runs_on_the_factory_arguments_model(
         tmp_path: Path, model: str, flagged: bool) -> None:
     write_files(tmp_path, {"src/letters.ts": CLOSURE_TS.replace("MODEL", model)})
     found = _codes(tmp_path, {"EL301"})
-    assert found == ([("EL301", "src/letters.ts", 23)] if flagged else [])
+    assert found == ([("EL301", "src/letters.ts", 24)] if flagged else [])
 
 
 TABLE_OF_FUNCTIONS = """\
@@ -137,14 +138,16 @@ client = OpenAI()
 
 
 def respond(question):
-    r = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": question}])
+    r = client.chat.completions.create(model="gpt-4o",
+                                       messages=[{"role": "user", "content": question}])
     return r.choices[0].message.content
 
 
 def helpful(reply):
     r = client.chat.completions.create(
         model="gpt-4o",
-        messages=[{"role": "user", "content": f"Grade the helpfulness of this reply from 1 to 5: <r>{reply}</r>"}])
+        messages=[{"role": "user",
+                   "content": f"Grade the helpfulness of this reply from 1 to 5: <r>{reply}</r>"}])
     return r.choices[0].message.content
 
 
@@ -167,7 +170,7 @@ def run_suite(questions):
 def test_a_function_picked_from_a_table_of_functions_is_called_there(tmp_path: Path) -> None:
     write_files(tmp_path, {"suite.py": TABLE_OF_FUNCTIONS})
     result = lint_tree(tmp_path, {"EL301"})
-    assert [(f.code, f.line) for f in result.findings] == [("EL301", 12)]
+    assert [(f.code, f.line) for f in result.findings] == [("EL301", 13)]
 
 
 def test_a_table_without_model_calls_runs_nothing(tmp_path: Path) -> None:
