@@ -51,7 +51,29 @@ def normalize(model: str) -> str:
     return m
 
 
+# A call run on each model of a list in turn (an arena's contestants: ``for m in MODELS``):
+# ``one of: gpt-4o, o4-mini``. Two calls are on the same model when the sets meet.
+MODEL_SET = "one of: "
+
+
+def model_set(models: list[str]) -> str | None:
+    """The model string of a call run on each of ``models`` (one model: that model)."""
+    found = list(dict.fromkeys(m.strip() for m in models if m.strip()))
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else MODEL_SET + ", ".join(found)
+
+
+def members(model: str) -> list[str]:
+    """The models a model string stands for (a set's members, else the one model)."""
+    if model.startswith(MODEL_SET):
+        return [m.strip() for m in model[len(MODEL_SET):].split(", ")]
+    return [model]
+
+
 def same_model(a: str, b: str) -> bool:
+    if a.startswith(MODEL_SET) or b.startswith(MODEL_SET):
+        return bool({normalize(m) for m in members(a)} & {normalize(m) for m in members(b)})
     return normalize(a) == normalize(b)
 
 
@@ -94,7 +116,10 @@ def tier(model: str, families: list[dict[str, Any]] | None = None) -> tuple[str,
 def is_cheaper(evaluator: str, generator: str, families: list[dict[str, Any]] | None = None) -> (
     bool | None
 ):
-    """True if the evaluator's tier is below the generator's, False if not, None if unknown."""
+    """True if the evaluator's tier is below the generator's, False if not, None if unknown
+    (a set of models has no one tier)."""
+    if evaluator.startswith(MODEL_SET) or generator.startswith(MODEL_SET):
+        return None
     a = tier(evaluator, families)
     b = tier(generator, families)
     if a is None or b is None or a[0] != b[0]:

@@ -48,6 +48,10 @@ def _el301(p: ModelPair, ctx: Context) -> Finding:
     if p.shared:
         message = f"{e.who} and {g.who} use {p.shared}" + (
             f" ({e.shown})" if e.model else "")
+    elif (g.model or "").startswith(models.MODEL_SET) or (e.model or "").startswith(
+            models.MODEL_SET):  # an arena: one contestant is the judge's own model
+        message = (f"{e.who} runs on {e.shown}, and {g.who} runs on each of several models, "
+                   f"that one among them ({g.shown}): the judge grades its own model's work")
     else:
         message = f"{e.who} runs on {e.shown}, the same model as {g.who} ({g.shown})"
     if p.hint:

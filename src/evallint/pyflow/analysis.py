@@ -24,6 +24,7 @@ from typing import Any
 
 from evallint import datacodec
 from evallint.config import Config
+from evallint.models import model_set
 from evallint.pyflow import closures, frameworks, instances, llmcalls
 from evallint.pyflow.build import TEXT_BLOCKS
 from evallint.pyflow.callroles import own_role
@@ -798,6 +799,22 @@ class Analysis:
 
     # ------------------------------------------------------------------ models
 
+    def _each_model(self, ref: Ref, mod: Module, depth: int) -> tuple[str | None, str]:
+        """The models of a list a loop runs a call on (``CONTESTANTS = ["gpt-4o", ...]``): a
+        list display of model ids, here or imported."""
+        if ref[0] == "strs":
+            return _model_list(ref[1]), "each model of the list the loop goes through"
+        if ref[0] != "name":
+            return None, ""
+        path = str(ref[1])
+        val = mod.facts.constants.get(path) if path in mod.facts.constant_names else None
+        if val is None and path in mod.facts.imports:
+            found = self.tables.constant(mod.facts.imports[path], mod.path)
+            val = found[0].facts.constants[found[1]] if found is not None else None
+        if val is None or val.names or val.calls or val.ref is not None:
+            return None, ""
+        return _model_list(val.strings), f"each model of `{path}`, which the loop goes through"
+
     def resolve_ref(self, ref: Ref | None, mod: Module, cls: str | None,
                     depth: int = 0) -> tuple[str | None, str]:
         """A model string for a symbolic ref, and where it came from (for messages)."""
@@ -805,6 +822,8 @@ class Analysis:
             return None, ""
         if ref[0] == "lit":
             return str(ref[1]), ""
+        if ref[0] == "each":  # each model of a list in turn: the set of them
+            return self._each_model(ref[1], mod, depth)
         if ref[0] == "or":  # ``model || "gpt-4o"``: the value when it resolves, else the literal
             value, how = self.resolve_ref(ref[1], mod, cls, depth + 1)
             if value is not None:
@@ -964,3 +983,11 @@ def _static_name(name: str, fn: FunctionIR | None) -> str:
     if root in ("self", "cls") and rest and fn is not None and fn.cls:
         return f"{fn.cls}.{rest.split('.')[0]}"
     return root
+
+
+def _model_list(strings: tuple[str, ...]) -> str | None:
+    """A set model for a list of model ids, unless an element is no id (it has spaces)."""
+    if not strings or len(strings) > 32 or any(not x or any(ch.isspace() for ch in x)
+                                               for x in strings):
+        return None
+    return model_set(list(strings))

@@ -30,6 +30,8 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
     if val is None:
         return None, ""
     ref = it.local_ref(val.ref)
+    if ref is not None and ref[0] == "each" and len(val.names) == 1:
+        ref = ("name", val.names[0])  # a loop's variable whose list gives no model names
     if ref is not None and ref[0] == "fmt":  # f"openai/{model}": one variable, the same text
         inner, how = symbolic_model(it, Val(names=val.names, ref=ref[2]))
         if inner is None:

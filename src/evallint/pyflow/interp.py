@@ -373,9 +373,13 @@ class Interp:
             self.loop_pass[loop.id] = n
             if loop.kind == "for":
                 it = self.eval(loop.iter)
+                each = self._each(loop)
                 for t in loop.targets:
                     self.labels[t] = it
-                    self.refs.pop(t, None)
+                    if each is not None:
+                        self.refs[t] = each
+                    else:
+                        self.refs.pop(t, None)
             elif loop.test is not None:
                 test = self.eval(loop.test)
                 loopfacts.check_pass_test(self, loop.test, test, loop.pos)
@@ -395,6 +399,20 @@ class Interp:
         if self.report:
             self.an.add_result("loops", LoopEvent(self.path, self.fn.name, loop.pos,
                                                   loop.kind, bounded, tuple(gen), tuple(ev)))
+
+    def _each(self, loop: Loop) -> Ref | None:
+        """``for m in MODELS`` / ``for (const m of ["gpt-4o", "o4-mini"])``: the target is
+        each element in turn (``("each", what is iterated)``), for a model read from it."""
+        if len(loop.targets) != 1:
+            return None
+        v = loop.iter
+        if len(v.names) == 1 and not v.calls and v.names[0] in self.fn.locals:
+            last = self.local_vals.get(v.names[0])  # ``const entrants = [...]`` here
+            v = last[-1] if last else v
+        if v.ref is None and not v.names and not v.calls and v.strings:
+            return ("each", ("strs", tuple(v.strings)))
+        ref = self.local_ref(v.ref)
+        return ("each", ref) if ref is not None and ref[0] in ("name", "const") else None
 
     # ------------------------------------------------------------------ values
 
