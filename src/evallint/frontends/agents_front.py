@@ -154,7 +154,7 @@ def infer_agent_role(path: str, fm: dict[str, Any], body: str, body_line: int,
 
     desc = str(fm.get("description")) if isinstance(fm.get("description"), str) else ""
     lead = first_sentence(desc)
-    builds = _BUILDS.search(lead)
+    builds = _BUILDS.search(lead) or _MAKES_PLAN.search(lead)
     # The body of a long agent prompt, and the example dialogues of a description, mention
     # scores and evaluation in passing; only what the description says the agent is for
     # counts as a scoring cue.
@@ -243,6 +243,11 @@ _BUILDS = re.compile(
     r"achiev(?:e|es|ing)|fix(?:es|ing)?|optimi[sz](?:e|es|ing))\b",
     re.I,
 )
+# An agent whose product is a plan ("produces structured delegation plans"): a planner, even
+# when it analyses the plan it is handed first.
+_MAKES_PLAN = re.compile(
+    r"\b(?:produc|creat|generat|writ|draft|mak|build)\w*\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:plans?|schedules?|roadmaps?|breakdowns?)\b", re.I)
 # Inspecting something, said as a verb: what a reviewer or a validator says it does.
 _INSPECTS = re.compile(
     r"\b(?:audit(?:s|ing)?|review(?:s|ing)?|assess(?:es|ing)?|evaluat(?:e|es|ing)|"

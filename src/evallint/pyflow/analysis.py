@@ -106,6 +106,9 @@ class Analysis:
         # functions an evaluation harness runs as a scorer on the task's output (see
         # :mod:`evallint.pyflow.harness`): evaluators by structure, whatever they are called
         self.scorer_fns: Mapping[tuple[str, str], str] = self._table("scorer_fns", {})
+        # scorer function -> the task's output the harness hands it (its output parameter)
+        self.harness_inputs: Mapping[tuple[str, str], frozenset[L]] = \
+            self._table("harness_inputs", {})
         # function -> what its locals hold at the end of its run, for the functions nested in
         # it (see :mod:`evallint.pyflow.closures`)
         self.closures: Mapping[tuple[str, str], closures.Env] = self._table("closures", {})

@@ -59,8 +59,10 @@ def symbolic_model(it: Interp, val: Val | None) -> tuple[str | None, str]:
         return None, ""
     if ref is None or ref[0] not in ("param", "name"):
         return None, ""
-    if ref[0] == "param":
+    if ref[0] == "param":  # (a field of a parameter: ``opts.judgeModel``, not all of ``opts``)
         name, scope = it.fn.params[int(ref[1])].name, f"{it.fn.name}()"
+        if len(ref) > 2 and ref[2]:
+            name = f"{name}.{ref[2]}"
     else:
         name = str(ref[1])
         root = name.split(".")[0]

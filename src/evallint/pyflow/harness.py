@@ -52,16 +52,26 @@ def note(it: Interp, c: CallIR, row: HarnessRow) -> None:
     evaluators (the ``tasks`` and ``scorer_fns`` tables); its judge objects judge here."""
     short = c.func.rsplit(".", 1)[-1]
     task = call_arg(c, row.task) if row.task else None
-    if task is not None:
-        for key in function_values(it, task, it.fn):
-            it.an.set_state("tasks", key, f"the task the `{short}()` harness evaluates")
+    tasks = values_of(it, task, it.fn) if task is not None else []
+    for mod, name in tasks:
+        it.an.set_state("tasks", (mod.path, name), f"the task the `{short}()` harness evaluates")
     scorers = call_arg(c, row.scorers) if row.scorers else None
     if scorers is None:
         return
     why = f"a scorer the `{short}()` harness runs on the task's output"
-    for key in function_values(it, scorers, it.fn):
-        if key not in it.an.tasks:
-            it.an.set_state("scorer_fns", key, why)
+    found = values_of(it, scorers, it.fn)
+    made = _task_output(it, tasks)
+    for mod, name in found:
+        if (mod.path, name) not in it.an.tasks:
+            it.an.set_state("scorer_fns", (mod.path, name), why)
+            if made:
+                it.an.set_state("harness_inputs", (mod.path, name), made)
+    # the scorers' own helpers (``checkRelevancy()`` splitting the output into statements,
+    # then grading them) are steps of the scorers, unless the task calls them too
+    task_side = _reach(it, tasks)
+    for key in _reach(it, found):
+        if key not in task_side and key not in it.an.tasks and key not in it.an.scorer_fns:
+            it.an.set_state("scorer_fns", key, f"called by {why}")
     _judge_objects(it, c, scorers, short)
     _made_scorers(it, c, scorers, short)
 
@@ -124,6 +134,55 @@ def _judge_objects(it: Interp, c: CallIR, scorers: Val, short: str) -> None:
         effective.record(it, c, c.func, Role.EVALUATOR,
                          (f"{lb.origin.what}, a scorer of the `{short}()` harness",), {},
                          model, model_where, (), run, own_role=False)
+
+
+# What a harness hands a scorer as the task's output: a parameter of one of these names (the
+# task's input, the expected answer and the example go to the others), else a lone parameter.
+_OUTPUT_PARAMS = frozenset({"output", "outputs", "run", "response", "prediction", "completion",
+                            "result", "answer", "actual", "generation"})
+
+
+def output_params(fn: FunctionIR) -> list[str]:
+    """The parameters of a scorer that receive the task's output."""
+    named = [p.name for p in fn.params if p.name.lower() in _OUTPUT_PARAMS]
+    if named:
+        return named
+    plain = [p.name for p in fn.params if p.name not in ("self", "cls") and not p.star]
+    return plain if len(plain) == 1 else []
+
+
+def _task_output(it: Interp, tasks: list[Found]) -> frozenset[L]:
+    """The LLM output the task functions return (the generator's, by structure)."""
+    out: set[L] = set()
+    for mod, name in tasks:
+        fn = mod.facts.functions.get(name) if name in mod.facts.function_names else None
+        if fn is None:
+            continue
+        it.deps.add((mod.path, name))
+        for lb in it.an.summary(mod, fn).returns:
+            if lb.kind in ("gen", "llm", "ans") and lb.origin is not None:
+                out.add(L("gen" if lb.kind == "llm" else lb.kind, lb.origin))
+    return frozenset(out)
+
+
+def _reach(it: Interp, start: list[Found], depth: int = 3) -> dict[FnKey, Found]:
+    """The project functions ``start`` calls, and theirs (``depth`` levels), by key."""
+    seen: dict[FnKey, Found] = {}
+    frontier = list(start)
+    for _ in range(depth):
+        nxt: list[Found] = []
+        for mod, name in frontier:
+            fn = mod.facts.functions.get(name) if name in mod.facts.function_names else None
+            for call in fn.calls if fn is not None else ():
+                found = _function(it, call.func, mod)
+                if found is None:
+                    continue
+                key = (found[0].path, found[1].name)
+                if key not in seen:
+                    seen[key] = (found[0], found[1].name)
+                    nxt.append(seen[key])
+        frontier = nxt
+    return seen
 
 
 def _is_judge(it: Interp, lb: L) -> bool:

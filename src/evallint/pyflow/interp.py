@@ -18,7 +18,15 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from evallint.facts import Pos
-from evallint.pyflow import closures, flows, frameworks, instances, llmcalls, loopfacts
+from evallint.pyflow import (
+    closures,
+    flows,
+    frameworks,
+    harness,
+    instances,
+    llmcalls,
+    loopfacts,
+)
 from evallint.pyflow.callroles import own_role
 from evallint.pyflow.cues import (
     PASS_KEYS,
@@ -44,7 +52,7 @@ from evallint.pyflow.ir import (
 from evallint.pyflow.providers import CAT
 from evallint.pyflow.relevance import makes_eval_artifacts
 from evallint.pyflow.results import Flow, LoopEvent, where
-from evallint.pyflow.summaries import L, Module, Origin, Summary, chain_keys
+from evallint.pyflow.summaries import OPAQUE, L, Module, Origin, Summary, chain_keys
 from evallint.roles import EVALUATOR_WORDS, Role, role_from_name
 
 if TYPE_CHECKING:
@@ -67,6 +75,10 @@ _PATHLIKE = re.compile(r"^[\w./-]{1,120}$")
 
 # labels that are only symbolic parameters (or what a test of one gives)
 _PLAIN = frozenset({"param", "psan", "ppass", "psaid"})
+# Fields that name or identify a record rather than hold its text: the name of the persona
+# a generator's system prompt is built from is no part of that prompt's instructions.
+_IDENTITY_FIELDS = frozenset({"name", "id", "title", "slug", "label", "key", "uuid", "email",
+                              "username", "handle", "display_name", "displayname"})
 
 
 def _bound_names(loop: Loop) -> set[str]:
@@ -170,6 +182,10 @@ class Interp:
         for i, p in enumerate(self.fn.params):
             self.labels[p.name] = frozenset({L("param", None, i)})
             self.refs[p.name] = ("param", i)
+        handed = self.an.harness_inputs.get((self.path, self.fn.name))
+        if handed:  # a harness's scorer: its output parameter holds the task's output
+            for name in harness.output_params(self.fn):
+                self.labels[name] = self.labels[name] | handed
         closures.bind(self)
         self.block(self.fn.body)
         closures.publish(self)
@@ -568,6 +584,8 @@ class Interp:
                 continue
             if lb.kind in ("llm", "gen", "judge") and meta:
                 continue
+            if lb.kind == "genctx" and low[-1] in _IDENTITY_FIELDS:
+                continue  # ``fighter.name`` of the persona the system prompt was made from
             if lb.kind in ("llm", "gen") and think and not lb.flag:
                 out.add(L(lb.kind, lb.origin, lb.idx, True, lb.name))
                 continue
@@ -575,7 +593,8 @@ class Interp:
             if lb.kind == "judge" and lb.origin is not None and {
                     t for r in low for t in name_tokens(r)} & SCORE_KEYS:
                 self.an.add_state("scored", chain_keys(lb.origin))
-            if lb.kind == "judge" and passed and not self._computed(lb, rest[-1]):
+            if lb.kind == "judge" and passed and lb.name != OPAQUE and \
+                    not self._computed(lb, rest[-1]):
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out
 

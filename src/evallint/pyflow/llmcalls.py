@@ -34,7 +34,15 @@ from evallint.pyflow.providers import (
     sdk_call_row,
 )
 from evallint.pyflow.results import where
-from evallint.pyflow.summaries import L, Module, Origin, Summary, chain_keys, chat_of
+from evallint.pyflow.summaries import (
+    OPAQUE,
+    L,
+    Module,
+    Origin,
+    Summary,
+    chain_keys,
+    chat_of,
+)
 from evallint.roles import Role
 
 if TYPE_CHECKING:
@@ -207,6 +215,15 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if found is not None and (found[0].path in it.an.relevant
                                   or (found[0].path, found[1].name) in it.an.summaries):
             return user_call(it, c, found[0], found[1], args, kws)
+        if found is None and kind == "ext" and (name.startswith(".")
+                                                or it.an.tables.may_resolve(name)):
+            # a function of the project's own modules that were read no further (no LLM
+            # words): what it makes of a judge's output (a pass flag computed in code, a
+            # parsed and checked reply) cannot be told, so it is no longer the judge's own
+            given = frozenset().union(recv, *args, *kws.values())
+            if any(lb.kind == "judge" for lb in given):
+                return frozenset(L("judge", lb.origin, lb.idx, True, OPAQUE)
+                                 if lb.kind == "judge" else lb for lb in given)
         # (a function of a module with no LLM content is never solved: what it returns is
         # made of what it is given, as for a library's function)
     if kind == "method":
@@ -702,7 +719,16 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     if s.return_elts:
         it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin) | extra
                                    for e in s.return_elts)
-    return returned(s, s.returns, by_param, role, origin) | extra
+    out = returned(s, s.returns, by_param, role, origin) | extra
+    if s.computed_keys and not s.llm:
+        # ``summarize(evaluation)`` returning ``{passed: e.score >= 3}``: those keys of what
+        # it hands back are computed in code from the judge's output, not said by the judge
+        for lb in out:
+            if lb.kind == "judge" and lb.origin is not None:
+                have = it.an.computed_fields.get(lb.origin.key, frozenset())
+                if not s.computed_keys <= have:
+                    it.an.set_state("computed_fields", lb.origin.key, have | s.computed_keys)
+    return out
 
 
 def _made_model(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR

@@ -30,6 +30,12 @@ class Origin:
     inner: Origin | None = None
 
 
+# The ``name`` of a judge label that passed through a function of the project's own modules
+# that were not read (no LLM words): what that function made of the judge's output (a pass
+# flag computed from the score, a checked parse) cannot be told (its ``flag`` is set too).
+OPAQUE = "through a function not read"
+
+
 @dataclass(frozen=True)
 class L:
     """A label on a value. Kinds:

@@ -1,0 +1,270 @@
+"""Shapes met on public TypeScript and Python evaluation code: a scorer that calls its own
+helpers (a two-step judge), a pass flag a helper of an unread module computes, two fields of
+one options object, a persona's name beside its system prompt, a planner agent that analyses
+a plan, a Gemini client made by a project helper, the task's output handed to a scorer
+(each with a variant that must keep or get its finding)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import lint_tree, write_files
+
+
+def _found(tmp_path: Path, codes: set[str]) -> list[tuple[str, str, int]]:
+    return sorted((f.code, f.path, f.line) for f in lint_tree(tmp_path, codes).findings)
+
+
+TWO_STEP_SCORER = """\
+import { evalite, createScorer } from "evalite";
+import { generateObject, generateText } from "ai";
+import { google } from "@ai-sdk/google";
+import { z } from "zod";
+
+const checker = google("gemini-2.0-flash");
+
+async function claimsOf(text: string) {
+  const { object } = await generateObject({ model: checker,
+    schema: z.object({ claims: z.array(z.string()) }),
+    prompt: `List the claims this text makes:\\n${text}` });
+  return object.claims;
+}
+
+async function supported(claims: string[], source: string) {
+  const { object } = await generateObject({ model: checker,
+    system: "You are a strict fact checker.",
+    schema: z.object({ ok: z.array(z.boolean()) }),
+    prompt: `Source:\\n${source}\\nClaims:\\n${claims.join("\\n")}` });
+  return object.ok.filter(Boolean).length / Math.max(1, object.ok.length);
+}
+
+const grounded = createScorer<string, string>({
+  name: "Grounded",
+  scorer: async ({ input, output }) => supported(await claimsOf(output), input),
+});
+
+evalite("Digest", {
+  data: async () => [{ input: "The museum opens at 9." }],
+  task: async (source) => (await generateText({ model: google("TASK_MODEL"),
+                                               prompt: `Summarise: ${source}` })).text,
+  scorers: [grounded],
+});
+"""
+
+
+def test_a_scorers_own_two_step_helpers_are_the_scorer(tmp_path: Path) -> None:
+    """Listing the claims, then checking them, on one model: two steps of the scorer, not a
+    generator and its judge; the task on another model leaves nothing to report."""
+    write_files(tmp_path, {"evals/digest.eval.ts": TWO_STEP_SCORER.replace(
+        "TASK_MODEL", "gemini-2.5-pro")})
+    assert _found(tmp_path, {"EL202", "EL301"}) == []
+
+
+def test_a_scorer_step_on_the_tasks_model_is_reported(tmp_path: Path) -> None:
+    write_files(tmp_path, {"evals/digest.eval.ts": TWO_STEP_SCORER.replace(
+        "TASK_MODEL", "gemini-2.0-flash")})
+    found = _found(tmp_path, {"EL301"})
+    assert found and {path for _, path, _ in found} == {"evals/digest.eval.ts"}
+
+
+SUMMARY_HELPER = """\
+export function verdictOf(rating: { score: number; flags: string[] }) {
+  return { ok: rating.flags.length === 0 && rating.score >= 4, score: rating.score };
+}
+"""
+
+JUDGE_AND_GATE = """\
+import OpenAI from "openai";
+import { verdictOf } from "./report/verdict";
+
+const ai = new OpenAI();
+
+export async function essayLoop(topic: string) {
+  let essay = "";
+  for (let round = 0; round < 4; round++) {
+    const w = await ai.chat.completions.create({ model: "gpt-4.1",
+      messages: [{ role: "user", content: `Write an essay on ${topic}. Last try:\\n${essay}` }] });
+    essay = w.choices[0].message.content ?? "";
+    const r = await ai.chat.completions.create({ model: "gpt-4.1-mini",
+      messages: [{ role: "system", content: "You are a strict grader. Score the essay from 1 " +
+                   "to 10; return JSON {\"score\": n, \"flags\": [], \"passed\": true}." },
+                 { role: "user", content: `<essay>${essay}</essay>` }] });
+    const rating = JSON.parse(r.choices[0].message.content ?? "{}");
+    if (READ.ok) break;
+  }
+  return essay;
+}
+"""
+
+
+def test_a_pass_flag_computed_by_a_helper_of_an_unread_module_is_not_the_judges(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/report/verdict.ts": SUMMARY_HELPER,
+                           "src/gate.ts": JUDGE_AND_GATE.replace("READ", "verdictOf(rating)")})
+    assert _found(tmp_path, {"EL503"}) == []
+
+
+def test_the_judges_own_pass_field_is_still_reported(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/report/verdict.ts": SUMMARY_HELPER,
+                           "src/gate.ts": JUDGE_AND_GATE.replace("READ.ok", "rating.passed")})
+    assert _found(tmp_path, {"EL503"}) == [("EL503", "src/gate.ts", 17)]
+
+
+TWO_FIELDS = """\
+from openai import OpenAI
+
+llm = OpenAI()
+
+
+def duel(settings, question):
+    a = llm.chat.completions.create(model=settings.WRITER,
+                                    messages=[{"role": "user", "content": question}])
+    v = llm.chat.completions.create(
+        model=settings.JUDGE,
+        messages=[{"role": "system", "content": "You are a strict judge. Score 1-10."},
+                  {"role": "user", "content": a.choices[0].message.content}])
+    return v.choices[0].message.content
+"""
+
+
+@pytest.mark.parametrize(("judge_field", "flagged"), [("grader_model", False),
+                                                      ("writer_model", True)])
+def test_two_fields_of_one_settings_parameter_are_two_models(tmp_path: Path, judge_field: str,
+                                                             flagged: bool) -> None:
+    text = TWO_FIELDS.replace("settings.WRITER", "settings.writer_model").replace(
+        "settings.JUDGE", f"settings.{judge_field}")
+    write_files(tmp_path, {"duel.py": text})
+    assert bool(_found(tmp_path, {"EL301"})) is flagged
+
+
+PERSONA = """\
+import { generateText } from "ai";
+import { openai } from "@ai-sdk/openai";
+import { rateJoke } from "./rate";
+
+async function perform(comic: { name: string; style: string }) {
+  const system = `You are ${comic.name}, a comedian. Your style: ${comic.style}`;
+  const { text } = await generateText({ model: openai("gpt-4.1"), system, prompt: "One joke." });
+  return text;
+}
+
+export async function show(comic: { name: string; style: string }) {
+  const joke = await perform(comic);
+  return rateJoke(joke, FIELD);
+}
+"""
+
+RATE = """\
+import { generateText } from "ai";
+import { anthropic } from "@ai-sdk/anthropic";
+
+export async function rateJoke(joke: string, who: string) {
+  const { text } = await generateText({ model: anthropic("claude-haiku-4-5"),
+    system: "You are a comedy judge. Score the joke from 1 to 10.",
+    prompt: `Comedian: ${who}\\n<joke>${joke}</joke>` });
+  return text;
+}
+"""
+
+
+@pytest.mark.parametrize(("field", "flagged"), [("comic.name", False), ("comic.style", True),
+                                                ("comic", True)])
+def test_a_personas_name_is_no_part_of_its_system_prompt(tmp_path: Path, field: str,
+                                                         flagged: bool) -> None:
+    write_files(tmp_path, {"src/show.ts": PERSONA.replace("FIELD", field), "src/rate.ts": RATE})
+    assert bool(_found(tmp_path, {"EL202"})) is flagged
+
+
+AGENT = """\
+---
+name: NAME
+description: DESC
+tools: Read, Grep, Bash
+model: inherit
+---
+
+Follow the description.
+"""
+
+
+@pytest.mark.parametrize(("desc", "flagged"), [
+    ("Dispatcher that analyzes the task list and produces a schedule of which agent runs what. "
+     "Use after the planner has created the tasks.", False),
+    ("Reviewer that checks the code just written for bugs and gives a verdict. "
+     "Use after the implementer has finished a change.", True),
+])
+def test_an_agent_whose_product_is_a_plan_is_no_reviewer(tmp_path: Path, desc: str,
+                                                         flagged: bool) -> None:
+    write_files(tmp_path, {".claude/agents/helper.md": AGENT.replace("NAME", "helper").replace(
+        "DESC", desc)})
+    assert bool(_found(tmp_path, {"EL304", "EL401"})) is flagged
+
+
+GENAI_HELPER = """\
+import { GoogleGenAI } from "@google/genai";
+
+export function client() {
+  return new GoogleGenAI({ apiKey: process.env.GEMINI_KEY });
+}
+"""
+
+GENAI_JUDGE = """\
+import { client } from "../lib/genai";
+
+export async function answer(q: string) {
+  const r = await client().models.generateContent({ model: "gemini-2.5-flash", contents: q });
+  return r.text ?? "";
+}
+
+export async function grade(q: string) {
+  const a = await answer(q);
+  const v = await client().models.generateContent({ model: "JUDGE",
+    contents: `You are a strict judge. Score the answer from 1 to 10.\\n<a>${a}</a>` });
+  return v.text;
+}
+"""
+
+
+@pytest.mark.parametrize(("judge", "flagged"), [("gemini-2.5-flash", True),
+                                                ("gemini-2.5-pro", False)])
+def test_a_gemini_client_made_by_a_project_helper_runs_models(tmp_path: Path, judge: str,
+                                                              flagged: bool) -> None:
+    write_files(tmp_path, {"src/lib/genai.ts": GENAI_HELPER,
+                           "src/qa/grade.ts": GENAI_JUDGE.replace("JUDGE", judge)})
+    assert _found(tmp_path, {"EL301"}) == ([("EL301", "src/qa/grade.ts", 10)] if flagged else [])
+
+
+HARNESS_FLOW = """\
+from langsmith import evaluate
+import anthropic
+
+api = anthropic.Anthropic()
+
+
+def concierge(inputs):
+    m = api.messages.create(model="claude-sonnet-4-5", max_tokens=400,
+                            system="You are the hotel's concierge.",
+                            messages=[{"role": "user", "content": inputs["ask"]}])
+    return {"reply": m.content[0].text}
+
+
+def courteous(run, example):
+    m = api.messages.create(model="claude-sonnet-4-5", max_tokens=5, messages=[
+        {"role": "user",
+         "content": f"Reply 1 if courteous, else 0: <r>{run.outputs['reply']}</r>"}])
+    return {"key": "courteous", "score": int(m.content[0].text.strip() == "1")}
+
+
+evaluate(concierge, data="hotel-asks", evaluators=[courteous])
+"""
+
+
+def test_the_harness_hands_the_tasks_output_to_the_scorer(tmp_path: Path) -> None:
+    """The scorer reads ``run.outputs``: the task's reply reaches it through the harness, so
+    the finding names the task's call as the generator."""
+    write_files(tmp_path, {"evals/hotel.py": HARNESS_FLOW})
+    result = lint_tree(tmp_path, {"EL301"})
+    assert [(f.code, f.line) for f in result.findings] == [("EL301", 15)]
+    assert [r.line for r in result.findings[0].related] == [8]
