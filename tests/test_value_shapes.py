@@ -268,3 +268,65 @@ def test_the_harness_hands_the_tasks_output_to_the_scorer(tmp_path: Path) -> Non
     result = lint_tree(tmp_path, {"EL301"})
     assert [(f.code, f.line) for f in result.findings] == [("EL301", 15)]
     assert [r.line for r in result.findings[0].related] == [8]
+
+
+PARSE_HELPER_PY = """\
+import json
+import re
+
+from openai import OpenAI
+
+oa = OpenAI()
+
+
+def first_object(text):
+    found = re.search(r"\\{.*\\}", text, re.S)
+    BODY
+
+
+def referee(essay):
+    r = oa.chat.completions.create(model="gpt-4.1-mini", messages=[
+        {"role": "system", "content": "You are a judge. Reply with JSON {\\"score\\": 1-10}."},
+        {"role": "user", "content": essay}])
+    return first_object(r.choices[0].message.content)
+"""
+
+
+@pytest.mark.parametrize(("body", "flagged"), [
+    ("return json.loads(found.group(0))", True),
+    ("try:\n        return json.loads(found.group(0))\n    except ValueError:\n        return None",
+     False),
+])
+def test_a_judges_text_parsed_by_a_helper_is_parsed_unchecked(tmp_path: Path, body: str,
+                                                              flagged: bool) -> None:
+    write_files(tmp_path, {"ref.py": PARSE_HELPER_PY.replace("BODY", body)})
+    assert _found(tmp_path, {"EL504"}) == ([("EL504", "ref.py", 18)] if flagged else [])
+
+
+PARSE_HELPER_JS = """\
+const OpenAI = require("openai");
+const oa = new OpenAI();
+
+function toJson(raw) {
+  return JSON.parse(raw.slice(raw.indexOf("{")));
+}
+
+async function referee(essay) {
+  const r = await oa.chat.completions.create({ model: "gpt-4.1-mini", messages: [
+    { role: "system", content: "You are a judge. Reply with JSON {score: 1-10}." },
+    { role: "user", content: essay }] });
+  CALL
+}
+
+module.exports = { referee };
+"""
+
+
+@pytest.mark.parametrize(("call", "flagged"), [
+    ("return toJson(r.choices[0].message.content);", True),
+    ("try { return toJson(r.choices[0].message.content); } catch (e) { return null; }", False),
+])
+def test_a_scripts_parse_helper_is_followed_too(tmp_path: Path, call: str,
+                                                flagged: bool) -> None:
+    write_files(tmp_path, {"lib/referee.js": PARSE_HELPER_JS.replace("CALL", call)})
+    assert _found(tmp_path, {"EL504"}) == ([("EL504", "lib/referee.js", 12)] if flagged else [])

@@ -134,6 +134,7 @@ class Interp:
         self.loop_objs: dict[int, Loop] = {}
         self.stops: set[tuple[str, Pos]] = set()  # loop stops already reported
         self.parses: dict[Origin | None, list[tuple[CallIR, L]]] = {}
+        self.param_parses: dict[int, list[CallIR]] = {}  # (see ``Summary.parses``)
         self.summary = Summary(pos=fn.pos)
         prev = an.summaries.get((mod.path, fn.name))
         self.prev_n = prev.n_llm if prev else 0
@@ -198,6 +199,7 @@ class Interp:
         if self.ret_elts:
             s.return_elts = tuple(frozenset(e) for e in self.ret_elts)
         s.forced_keys = frozenset(self.ret_forced)
+        s.parses = loopfacts.unchecked_params(self)
         s.computed_keys = frozenset(k for k, seen in self.ret_keys.items()
                                     if any(c for c, _ in seen) and all(d for _, d in seen))
         s.slots = {k: frozenset(v) for k, v in self.slots.items()}

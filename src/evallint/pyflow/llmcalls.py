@@ -716,6 +716,8 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             (gen if role is Role.EVALUATOR else ev).append(c.pos)
     if s.loop_writes:
         loopfacts.caller_writes(it, c, s.loop_writes, vals)
+    if s.parses:
+        loopfacts.helper_parses(it, c, s, by_param)
     if s.return_elts:
         it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin) | extra
                                    for e in s.return_elts)

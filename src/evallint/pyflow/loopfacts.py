@@ -26,7 +26,7 @@ from evallint.pyflow.ir import (
     walk_steps,
 )
 from evallint.pyflow.results import Event, where
-from evallint.pyflow.summaries import L, chain_keys
+from evallint.pyflow.summaries import L, Summary, chain_keys
 from evallint.roles import COUNTER_WORDS, Role
 
 if TYPE_CHECKING:
@@ -317,6 +317,26 @@ def note_parse(it: Interp, c: CallIR, labels: frozenset[L]) -> None:
     for lb in labels:
         if lb.kind == "judge" and not lb.flag:
             it.parses.setdefault(lb.origin, []).append((c, lb))
+        elif lb.kind in ("param", "psan") and lb.idx is not None:
+            it.param_parses.setdefault(lb.idx, []).append(c)
+
+
+def unchecked_params(it: Interp) -> frozenset[int]:
+    """The parameters this function parses with no error handling and no validation (see
+    ``Summary.parses``)."""
+    if it.fn.validates:
+        return frozenset()
+    return frozenset(i for i, cs in it.param_parses.items()
+                     if not any(c.in_try and c.func not in NO_THROW_PARSES for c in cs))
+
+
+def helper_parses(it: Interp, c: CallIR, s: Summary, by_param: dict[int, frozenset[L]]) -> None:
+    """``parse_result(reply.text)`` where ``parse_result`` parses its parameter unchecked: the
+    judge's text handed to it is parsed here, as if the parse were written at this call."""
+    for j in s.parses:
+        for lb in by_param.get(j, ()):
+            if lb.kind == "judge" and not lb.flag:
+                it.parses.setdefault(lb.origin, []).append((c, lb))
 
 
 _APPENDS = frozenset({"append", "extend", "insert", "appendleft", "add", "put"})

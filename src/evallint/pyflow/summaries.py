@@ -126,6 +126,9 @@ class Summary:
     # keys of the dicts it returns set to a constant under a test of a count (``if (round >
     # MAX) return {...state, score: 10}``): a loop that stops on such a key is bounded
     forced_keys: frozenset[str] = frozenset()
+    # parameters it parses (``json.loads``, ``JSON.parse``) with no error handling and no
+    # validation: a caller that hands it a judge's text parses that text unchecked (EL504)
+    parses: frozenset[int] = frozenset()
 
     def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
                    model_where: str) -> None:
@@ -145,7 +148,7 @@ class Summary:
                 self.model.outer, self.model.default, self.model.fixed, self.reasoning,
                 self.called_roles, self.structured,
                 self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes,
-                self.chat_params, self.computed_keys, self.forced_keys)
+                self.chat_params, self.computed_keys, self.forced_keys, self.parses)
 
 
 @dataclass
