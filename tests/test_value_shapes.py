@@ -330,3 +330,42 @@ def test_a_scripts_parse_helper_is_followed_too(tmp_path: Path, call: str,
                                                 flagged: bool) -> None:
     write_files(tmp_path, {"lib/referee.js": PARSE_HELPER_JS.replace("CALL", call)})
     assert _found(tmp_path, {"EL504"}) == ([("EL504", "lib/referee.js", 12)] if flagged else [])
+
+
+AGENT_SETTINGS = """\
+export const criticSettings = {
+  name: "critic",
+  model: "MODEL",
+  instructions: "You are a strict judge of travel plans. Reply PASS or a list of fixes.",
+};
+"""
+
+AGENT_LOOP = """\
+import { Agent, run } from "@openai/agents";
+import { criticSettings } from "./settings";
+
+const planner = new Agent({ name: "planner", model: "gpt-4.1",
+  instructions: "Plan a weekend trip." });
+const critic = new Agent(criticSettings);
+
+export async function plan(city: string) {
+  let ask = `A weekend in ${city}`;
+  let draft = "";
+  for (let i = 0; i < 3; i++) {
+    draft = (await run(planner, ask)).finalOutput ?? "";
+    const verdict = (await run(critic, `<plan>${draft}</plan>`)).finalOutput ?? "";
+    if (verdict.includes("PASS")) break;
+    ask = `${ask}\\nFix: ${verdict}`;
+  }
+  return draft;
+}
+"""
+
+
+@pytest.mark.parametrize(("model", "flagged"), [("gpt-4.1", True), ("gpt-4.1-mini", False)])
+def test_an_agents_settings_object_in_another_module_gives_its_model(
+        tmp_path: Path, model: str, flagged: bool) -> None:
+    write_files(tmp_path, {"src/agents/settings.ts": AGENT_SETTINGS.replace("MODEL", model),
+                           "src/agents/trip.ts": AGENT_LOOP})
+    assert _found(tmp_path, {"EL301"}) == ([("EL301", "src/agents/trip.ts", 13)] if flagged
+                                           else [])

@@ -95,6 +95,28 @@ def make_object(it: Interp, c: CallIR, row: ObjectRow, mod_path: str,
                                        key))})
 
 
+def settings_arg(it: Interp, c: CallIR, keys: tuple[str, ...]) -> Val | None:
+    """``new Agent(judgeConfig)`` with ``judgeConfig = {name, model, instructions}`` a
+    constant of this module or one it imports: the value of the first of ``keys`` it sets."""
+    if len(c.args) != 1 or c.kwargs or c.args[0].calls or len(c.args[0].names) != 1:
+        return None
+    name = c.args[0].names[0]
+    if "." in name or name in it.fn.locals:
+        return None
+    home, const = it.mod, name
+    if name not in it.mod.facts.constant_names:
+        target = it.mod.facts.imports.get(name)
+        found = it.an.tables.constant(target, it.path) if target else None
+        if found is None:
+            return None
+        home, const = found
+    consts = home.facts.constants
+    for k in keys:
+        if not k.startswith("#") and "." not in k and f"{const}.{k}" in home.facts.constant_names:
+            return consts[f"{const}.{k}"]
+    return None
+
+
 def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, str]:
     """The model an object names, the ambient one a configure call set, or the framework's
     default; (None, "") when it has none of its own (a dspy module runs on the configured
@@ -109,6 +131,8 @@ def _object_model(it: Interp, c: CallIR, row: ObjectRow) -> tuple[str | None, st
     if spec is None:
         return None, ""
     val = model_value(spec, c)
+    if val is None:
+        val = settings_arg(it, c, spec.keywords)
     if val is not None:
         return model_in(it, val)
     if spec.ambient and row.framework in it.an.ambient:
@@ -322,9 +346,9 @@ def _global_calls(it: Interp, val: Val) -> list[tuple[FunctionIR, CallIR]]:
 
 
 def _describe(it: Interp, c: CallIR, row: ObjectRow) -> FrameworkObject:
-    name_val = call_arg(c, row.name)
+    name_val = call_arg(c, row.name) or settings_arg(it, c, row.name)
     name = name_val.text if name_val is not None and name_val.text else ""
-    system = call_arg(c, row.instructions)
+    system = call_arg(c, row.instructions) or settings_arg(it, c, row.instructions)
     if system is not None and system.names:
         # read here, where its names mean something: the object may run in another module
         # (``reflect(judge_agent, ...)`` with the agent built by an imported factory)
