@@ -811,8 +811,10 @@ class Analysis:
             return None, ""
         path = str(ref[1])
         val = mod.facts.constants.get(path) if path in mod.facts.constant_names else None
-        if val is None and path in mod.facts.imports:
-            found = self.tables.constant(mod.facts.imports[path], mod.path)
+        root, _, rest = path.partition(".")
+        if val is None and root in mod.facts.imports:  # ``ENTRANTS``, ``settings.ENTRANTS``
+            target = mod.facts.imports[root]
+            found = self.tables.constant(f"{target}.{rest}" if rest else target, mod.path)
             val = found[0].facts.constants[found[1]] if found is not None else None
         if val is None or val.names or val.calls or val.ref is not None:
             return None, ""

@@ -215,8 +215,8 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         if found is not None and (found[0].path in it.an.relevant
                                   or (found[0].path, found[1].name) in it.an.summaries):
             return user_call(it, c, found[0], found[1], args, kws)
-        if found is None and kind == "ext" and (name.startswith(".")
-                                                or it.an.tables.may_resolve(name)):
+        if found is None and kind == "ext" and (name.startswith(".") or (
+                it.an.tables.may_resolve(name) and it.an.tables.owner(name, it.path) is None)):
             # a function of the project's own modules that were read no further (no LLM
             # words): what it makes of a judge's output (a pass flag computed in code, a
             # parsed and checked reply) cannot be told, so it is no longer the judge's own
