@@ -198,6 +198,14 @@ def system_message_const(it: Interp, name: str) -> bool:
         in ("SystemMessage", "SystemMessagePromptTemplate") for cid in val.calls)
 
 
+def ordered(labels: frozenset[L]) -> list[L]:
+    """Labels in one order whatever order the set was built in: the first flow of a call
+    is the one its finding names, so it must not depend on how the set came together."""
+    return sorted(labels, key=lambda lb: (lb.kind, lb.name or "",
+                                          lb.origin.key if lb.origin is not None else ("", "", -1),
+                                          lb.idx if lb.idx is not None else -1))
+
+
 def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]],
                sink: str) -> None:
     it.touched = True
@@ -205,7 +213,7 @@ def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]
         return
     if role is Role.EVALUATOR:
         for arg, labels in inputs.items():
-            for lb in labels:
+            for lb in ordered(labels):
                 if lb.kind in ("gen", "llm"):
                     flow(it, "EL201", c.pos, f"the evaluator call {sink}", lb, arg)
                 elif lb.kind == "genctx":
@@ -213,7 +221,7 @@ def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]
         ctx_names(it, c, sink)
     elif role is Role.GENERATOR:
         for arg, labels in inputs.items():
-            for lb in labels:
+            for lb in ordered(labels):
                 if lb.kind == "rubric":
                     flow(it, "EL203", c.pos, f"the generator call {sink}", lb, arg)
 

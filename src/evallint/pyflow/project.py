@@ -44,7 +44,9 @@ def result_for(project: Project, ctx: Context) -> Result:
     global _LAST
     if _LAST is not None and _LAST[0] is project:
         return _LAST[1]
-    facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
+    # (in path order: the order files were read in must not change what is found)
+    facts = sorted((f for f in project.files.values() if isinstance(f, PythonFacts)),
+                   key=lambda f: f.path)
     extract = _extract(ctx)
     result = Result()
     if any(f.analyzed for f in facts):
@@ -75,7 +77,9 @@ def graph_facts(project: Project, ctx: Context) -> list[GraphLoop | GraphLink]:
     global _GRAPHS
     if _GRAPHS is not None and _GRAPHS[0] is project:
         return _GRAPHS[1]
-    facts = [f for f in project.files.values() if isinstance(f, PythonFacts)]
+    # (in path order: the order files were read in must not change what is found)
+    facts = sorted((f for f in project.files.values() if isinstance(f, PythonFacts)),
+                   key=lambda f: f.path)
     graph_paths = [f.path for f in facts if builds_graphs(f)]
     if not graph_paths:
         return []
