@@ -21,6 +21,22 @@ if TYPE_CHECKING:
     from evallint.pyflow.interp import Interp
 
 
+# The n-th further effective call one call site makes (a run of the object it builds, each
+# scorer attached to it or given to a harness): its own origin key, apart from the source's.
+SECOND = 1 << 20
+
+
+def record_at(it: Interp, c: CallIR, n: int, what: str, role: Role,
+              evidence: tuple[str, ...], inputs: dict[str, frozenset[L]],
+              model: str | None, model_where: str) -> Origin:
+    """One more effective call made at call ``c`` (the ``n``-th), that the call's code does
+    not show as a call of its own: a framework or a harness runs it there."""
+    origin = Origin(it.path, c.pos, what, (it.path, it.fn.name, c.id + SECOND * n))
+    it.summary.n_llm += 1
+    record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin, own_role=False)
+    return origin
+
+
 def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, ...],
            inputs: dict[str, frozenset[L]], model: str | None, model_where: str,
            tools: tuple[str, ...], origin: Origin, own_role: bool,

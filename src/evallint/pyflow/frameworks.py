@@ -195,7 +195,7 @@ def _evaluator_optimizer(it: Interp, c: CallIR, key: tuple[str, str, int]) -> No
                          {}, model, how, (), origin, own_role=False)
 
 
-_SECOND = 1 << 20  # a second effective call at one call site (its own origin key)
+_SECOND = effective.SECOND
 
 
 def _attached_scorers(it: Interp, c: CallIR, row: ObjectRow, key: tuple[str, str, int]) -> None:
@@ -213,22 +213,16 @@ def _attached_scorers(it: Interp, c: CallIR, row: ObjectRow, key: tuple[str, str
     named = (info.name if info is not None else "") or "the object"
     model, model_where = it.an.chats.get(key, (None, ""))
     short = c.func.rsplit(".", 1)[-1]
-    run = Origin(it.path, c.pos, f"run of the `{short}` object",
-                 (it.path, it.fn.name, c.id + _SECOND))
-    it.summary.n_llm += 1
     # (of no named role: what its scorers judge, and nothing else's generator by place)
-    effective.record(it, c, c.func, Role.UNKNOWN, ("the object its scorers judge",), {},
-                     model, model_where, (), run, own_role=False)
+    run = effective.record_at(it, c, 1, f"run of the `{short}` object", Role.UNKNOWN,
+                              ("the object its scorers judge",), {}, model, model_where)
     for i, lb in enumerate(sorted(scorers, key=lambda x: x.origin.key if x.origin else ())):
         assert lb.origin is not None
         s_model, s_where = it.an.chats.get(lb.origin.key, (None, ""))
-        judged = Origin(it.path, c.pos, f"scorer attached to the `{short}` object",
-                        (it.path, it.fn.name, c.id + _SECOND * (i + 2)))
-        it.summary.n_llm += 1
-        effective.record(it, c, c.func, Role.EVALUATOR,
-                         (f"{lb.origin.what}, attached to {named} by its scorers",),
-                         {"output": frozenset({L("gen", run)})},
-                         s_model, s_where, (), judged, own_role=False)
+        effective.record_at(it, c, i + 2, f"scorer attached to the `{short}` object",
+                            Role.EVALUATOR,
+                            (f"{lb.origin.what}, attached to {named} by its scorers",),
+                            {"output": frozenset({L("gen", run)})}, s_model, s_where)
 
 
 def _critic_of_other(it: Interp, c: CallIR) -> bool:

@@ -27,7 +27,7 @@ from evallint.catalogue import HarnessRow
 from evallint.pyflow import callmodels, effective
 from evallint.pyflow.ir import CallIR, FunctionIR, Return, Val, walk_steps
 from evallint.pyflow.providers import CAT, call_arg
-from evallint.pyflow.summaries import L, Module, Origin
+from evallint.pyflow.summaries import L, Module
 from evallint.roles import Role
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 FnKey = tuple[str, str]
 Found = tuple[Module, str]  # a function of a module
 _DEPTH = 3  # names and wrappers followed from the harness's argument to a function
-_SECOND = 1 << 20  # (call keys of the judge objects' runs, apart from the source's calls)
 
 
 def harness_row(qualified: str) -> HarnessRow | None:
@@ -110,13 +109,11 @@ def _made_scorers(it: Interp, c: CallIR, scorers: Val, short: str) -> None:
                 if s.model.path else callmodels.model_of_val(it, given)
             if model is None:
                 continue
-            run = Origin(it.path, c.pos, f"the scorer `{call.func}()` made, run by the "
-                         f"`{short}()` harness",
-                         (it.path, it.fn.name, c.id + _SECOND * (64 + i)))
-            it.summary.n_llm += 1
-            effective.record(it, c, c.func, Role.EVALUATOR,
-                             (f"the scorer `{call.func}()` makes, a scorer of the `{short}()` "
-                              "harness",), {}, model, model_where, (), run, own_role=False)
+            effective.record_at(
+                it, c, 64 + i, f"the scorer `{call.func}()` made, run by the `{short}()` harness",
+                Role.EVALUATOR,
+                (f"the scorer `{call.func}()` makes, a scorer of the `{short}()` harness",), {},
+                model, model_where)
 
 
 def _judge_objects(it: Interp, c: CallIR, scorers: Val, short: str) -> None:
@@ -128,12 +125,10 @@ def _judge_objects(it: Interp, c: CallIR, scorers: Val, short: str) -> None:
     for i, lb in enumerate(judges):
         assert lb.origin is not None
         model, model_where = it.an.chats.get(lb.origin.key, (None, ""))
-        run = Origin(it.path, c.pos, f"{lb.origin.what}, run by the `{short}()` harness",
-                     (it.path, it.fn.name, c.id + _SECOND * (i + 1)))
-        it.summary.n_llm += 1
-        effective.record(it, c, c.func, Role.EVALUATOR,
-                         (f"{lb.origin.what}, a scorer of the `{short}()` harness",), {},
-                         model, model_where, (), run, own_role=False)
+        effective.record_at(it, c, i + 1, f"{lb.origin.what}, run by the `{short}()` harness",
+                            Role.EVALUATOR,
+                            (f"{lb.origin.what}, a scorer of the `{short}()` harness",), {},
+                            model, model_where)
 
 
 # What a harness hands a scorer as the task's output: a parameter of one of these names (the
