@@ -369,3 +369,45 @@ def test_an_agents_settings_object_in_another_module_gives_its_model(
                            "src/agents/trip.ts": AGENT_LOOP})
     assert _found(tmp_path, {"EL301"}) == ([("EL301", "src/agents/trip.ts", 13)] if flagged
                                            else [])
+
+
+CHAT_LOOP = """\
+from openai import OpenAI
+
+c = OpenAI()
+
+
+def assistant(q):
+    a = c.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": q}])
+    v = c.chat.completions.create(model="gpt-4o-mini", messages=[
+        {"role": "system", "content": "You are a strict judge. Score the answer from 1 to 10."},
+        {"role": "user", "content": a.choices[0].message.content}])
+    return v.choices[0].message.content
+
+
+def main():
+    while True:
+        typed = input("> ")
+        if TEST:
+            break
+        print(assistant(typed))
+"""
+
+
+@pytest.mark.parametrize("test", ['typed.strip().lower() == "quit"', 'typed == "quit"'])
+def test_a_loop_the_user_ends_through_a_method_of_what_was_typed_is_a_conversation(
+        tmp_path: Path, test: str) -> None:
+    write_files(tmp_path, {"chat.py": CHAT_LOOP.replace("TEST", test)})
+    assert _found(tmp_path, {"EL501"}) == []
+
+
+def test_a_helper_that_coerces_a_matched_number_parses_nothing_of_its_callers(
+        tmp_path: Path) -> None:
+    """``float(m.group(1))`` of a digit a regex matched, with a fallback, checks its input;
+    only a JSON or literal parse of a parameter is handed on (see the test above)."""
+    body = ('found = re.search(r"(\\d+)", text)\n    return float(found.group(1)) if found '
+            'else float("nan")')
+    write_files(tmp_path, {"ref.py": PARSE_HELPER_PY.replace(
+        '    found = re.search(r"\\{.*\\}", text, re.S)\n    BODY', "    " + body)})
+    assert "float(found.group(1))" in (tmp_path / "ref.py").read_text()
+    assert _found(tmp_path, {"EL504"}) == []

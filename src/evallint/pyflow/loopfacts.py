@@ -89,11 +89,25 @@ def _exit_on_queue(it: Interp, steps: list[Step]) -> bool:
             if c is not None and ((short in _QUEUE_TAKE and "." in c.func) or (
                     short in _USER_INPUT and not judgey(it.peek(st.value)))):
                 taken.update(st.targets)
-        elif isinstance(st, If) and taken & set(st.test.names) and any(
+        elif isinstance(st, If) and taken & _tested(it, st.test) and any(
                 (isinstance(x, Exit) and x.kind == "break") or isinstance(x, Return)
                 for x in st.body):
             return True
     return False
+
+
+def _tested(it: Interp, test: Val) -> set[str]:
+    """The names a test reads, also through a method of one (``user_input.lower() ==
+    "exit"``)."""
+    out = {n.split(".")[0] for n in test.names}
+    todo = [cid for cid in test.calls if cid < len(it.fn.calls)]
+    while todo:  # (``typed.strip().lower()``: through each receiver)
+        c = it.fn.calls[todo.pop()]
+        out.add(c.func.split(".")[0])
+        if c.recv is not None:
+            out.update(n.split(".")[0] for n in c.recv.names)
+            todo.extend(cid for cid in c.recv.calls if cid < len(it.fn.calls))
+    return out
 
 
 def _exit_on_counter(it: Interp, steps: list[Step], flags: dict[str, tuple[Val, ...]],
@@ -314,10 +328,13 @@ def regex_checked(pattern: str | None, labels: frozenset[L]) -> frozenset[L]:
 def note_parse(it: Interp, c: CallIR, labels: frozenset[L]) -> None:
     if c.args and c.args[0].boolean:
         return  # int(a == b): a bool, nothing is parsed
+    # (a helper's ``float(match.group())``, ``Number(x) || 0`` coerce what they already
+    # matched or default it: only a JSON or literal parse of a parameter is its caller's)
+    whole = c.func.rsplit(".", 1)[-1] in ("loads", "literal_eval")
     for lb in labels:
         if lb.kind == "judge" and not lb.flag:
             it.parses.setdefault(lb.origin, []).append((c, lb))
-        elif lb.kind in ("param", "psan") and lb.idx is not None:
+        elif lb.kind in ("param", "psan") and lb.idx is not None and whole:
             it.param_parses.setdefault(lb.idx, []).append(c)
 
 
