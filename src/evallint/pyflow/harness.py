@@ -81,16 +81,9 @@ def _made_scorers(it: Interp, c: CallIR, scorers: Val, short: str) -> None:
     was given (the nested function alone cannot tell it)."""
     made = [it.fn.calls[cid] for cid in scorers.calls if cid < len(it.fn.calls)]
     for name in scorers.names:
-        if "." in name:
-            continue
-        if name in it.fn.locals:
-            made.extend(it.fn.calls[cid] for v in it.local_vals.get(name, ())
-                        for cid in v.calls if cid < len(it.fn.calls))
-        elif name in it.mod.facts.constants:
-            owner = it.mod.facts.functions.get(it.mod.facts.owners.get(name, ""))
-            if owner is not None:
-                made.extend(owner.calls[cid] for cid in it.mod.facts.constants[name].calls
-                            if cid < len(owner.calls))
+        if "." not in name:  # (a factory call kept in a name of this module)
+            made.extend(where.calls[cid] for v, where, home in _bound(it, name, it.fn, None)
+                        if home is None for cid in v.calls if cid < len(where.calls))
     for i, call in enumerate(made):
         found = _function(it, call.func, None)
         if found is None:
@@ -185,11 +178,6 @@ def _is_judge(it: Interp, lb: L) -> bool:
     return info is not None and info.kind in ("judge", "evaluator")
 
 
-def function_values(it: Interp, val: Val, fn: FunctionIR, lambdas: bool = True) -> list[FnKey]:
-    """:func:`values_of` as table keys."""
-    return [(m.path, name) for m, name in values_of(it, val, fn, lambdas=lambdas)]
-
-
 def values_of(it: Interp, val: Val, fn: FunctionIR, depth: int = 0,
               mod: Module | None = None, lambdas: bool = True) -> list[Found]:
     """The project functions a value holds (see the module's docstring); ``fn`` is the
@@ -226,23 +214,30 @@ def _named(it: Interp, name: str, fn: FunctionIR, depth: int,
         return [(found[0], found[1].name)]
     if depth >= _DEPTH:
         return []
-    name = name.split(".")[0]  # ``SCORERS[kind]``, ``checks.faithful``: what the root holds
-    bound: list[tuple[Val, FunctionIR, Module | None]] = []
-    if mod is None and name in it.fn.locals:
-        bound = [(v, it.fn, None) for v in it.local_vals.get(name, ())]
-    else:
-        home = mod or it.mod
-        const = _constant(it, home, name)
-        if const is not None:
-            facts = const[0].facts
-            val = facts.constants[const[1]]
-            owner = facts.functions.get(facts.owners.get(const[1], ""))
-            if owner is not None or not val.calls:  # (a display of names: no calls to index)
-                bound = [(val, owner or fn, None if const[0] is it.mod else const[0])]
     out: list[Found] = []
-    for v, where, in_mod in bound:
+    for v, where, in_mod in _bound(it, name.split(".")[0], fn, mod):
         out.extend(values_of(it, v, where, depth + 1, in_mod, lambdas))
     return out
+
+
+def _bound(it: Interp, name: str, fn: FunctionIR, mod: Module | None
+           ) -> list[tuple[Val, FunctionIR, Module | None]]:
+    """What a name holds (``SCORERS[kind]``, ``checks.faithful``: what the root holds): the
+    values a local was given here, else a module-level constant of ``mod`` (the interpreted
+    module when None) or one it imports, each with the function whose calls it indexes and
+    its module (None: the interpreted one)."""
+    if mod is None and name in it.fn.locals:
+        return [(v, it.fn, None) for v in it.local_vals.get(name, ())]
+    const = _constant(it, mod or it.mod, name)
+    if const is None:
+        return []
+    facts = const[0].facts
+    val = facts.constants[const[1]]
+    owner = facts.functions.get(facts.owners.get(const[1], ""))
+    if owner is None and val.calls:
+        return []
+    # (a display of names has no calls to index)
+    return [(val, owner or fn, None if const[0] is it.mod else const[0])]
 
 
 def _constant(it: Interp, mod: Module, name: str) -> tuple[Module, str] | None:

@@ -202,7 +202,8 @@ class Interp:
         s.parses = loopfacts.unchecked_params(self)
         s.computed_keys = frozenset(k for k, seen in self.ret_keys.items()
                                     if any(c for c, _ in seen) and all(d for _, d in seen))
-        s.slots = {k: frozenset(v) for k, v in self.slots.items()}
+        # (in parameter order: which parameter is "the" system prompt must not follow set order)
+        s.slots = {k: frozenset(v) for k, v in sorted(self.slots.items())}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
         s.called_roles = frozenset(self.called)
         s.own_call_roles = frozenset(self.call_roles)

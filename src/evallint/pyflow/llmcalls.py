@@ -56,8 +56,9 @@ QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "rang
 PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load", "yaml.load",
                "orjson.loads", "ujson.loads", *loopfacts.NO_THROW_PARSES}
 
-# the k-th function a call through a value may run is another call there (its own key)
-_SHADOW = 1 << 24
+# the k-th function a call through a value may run is another call there (its own key, above
+# those of the further calls ``effective.record_at`` makes at one call site)
+_SHADOW = effective.SECOND * 16
 
 _THINK_PATTERN = re.compile(r"think|reason|scratch|analysis|reflection", re.IGNORECASE)
 
@@ -611,9 +612,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         it.meta = True  # a router's or prompt rewriter's helper: no role of the loop
     elif s.llm:
         model_v = vals.get(s.model.param) if s.model.param is not None else None
-        sys_v = next((vals[i] for i, sl in sorted(s.slots.items()) if "system" in sl and i in vals),
+        sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
                      None)
-        prompts = [vals[i] for i, sl in sorted(s.slots.items()) if "prompt" in sl and i in vals]
+        prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
         role, evidence = callroles.role_of(it, c, f"{mod.name}.{fn.name}", model_v, sys_v, prompts)
         if role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.EVALUATOR}):
             role, evidence = Role.EVALUATOR, (f"every LLM call in `{fn.name}()` is an "
@@ -639,7 +640,7 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 it.sinks.setdefault(lb.idx, set()).add(role.value)
         model, model_where = callmodels.helper_model(it, s, vals)
         if role is not Role.EVALUATOR:
-            sys_v = next((vals[i] for i, sl in sorted(s.slots.items()) if "system" in sl
+            sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl
                           and i in vals), None)
             flows.mark_genctx(it, c, sys_v, None, role)
         tools: tuple[str, ...] = ()
@@ -647,7 +648,7 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         if tv is not None:
             tools = tuple(tv.tool_names) + callmodels.const_tools(it, tv)
         inner = next((lb.origin for lb in s.returns if lb.origin is not None), None)
-        prompts = [vals[i] for i, sl in sorted(s.slots.items()) if sl & {"prompt", "system"}
+        prompts = [vals[i] for i, sl in s.slots.items() if sl & {"prompt", "system"}
                    and i in vals]
         reasoning = tuple(dict.fromkeys(
             s.reasoning + callroles.reasoning_evidence(it, c, model, None, prompts)))
