@@ -56,7 +56,8 @@ def _el301(p: ModelPair, ctx: Context) -> Finding:
         message = f"{e.who} runs on {e.shown}, the same model as {g.who} ({g.shown})"
     if p.hint:
         message += f"; {p.hint}"
-    if p.weak or p.names_only:
-        message += f" ({p.weak or p.names_only})"
+    why = p.weak or p.names_only or p.by_place
+    if why:
+        message += f" ({why})"
     return ctx.finding("EL301", e.path, e.pos, message, related=p.related, evidence=p.evidence,
-                       default=Severity.WARNING if p.weak or p.names_only else None)
+                       default=Severity.WARNING if why else None)

@@ -72,6 +72,7 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
         sink = where(flow.path, flow.pos)
         via = f" as `{flow.detail}`" if flow.detail else ""
         severity: Severity | None = None
+        default: Severity | None = None  # weaker evidence: a warning unless configured
         if flow.code == "EL201":
             if not flow.reasoning:
                 # no sign that the output holds reasoning (no thinking, no reasoning model or
@@ -89,7 +90,9 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
             else:
                 msg = (f"{what} looks like the generator's context (steps, trace, history) and "
                        f"reaches {flow.sink} at {sink}; the evaluator should see only the task "
-                       "input and the output")
+                       "input and the output (from a name only: no flow from the generator's "
+                       "call is traced)")
+                default = Severity.WARNING
             related = _related(flow, "the generator call that used it")
             legit = _legit(flow, project, ctx, flow.name, flow.name.split(".")[-1])
         else:
@@ -101,5 +104,5 @@ def python_flows(project: Project, ctx: Context) -> Iterator[Finding]:
         if legit:
             msg += f" (declared legitimate: {legit})"
             severity = Severity.NOTE
-        yield ctx.finding(flow.code, flow.path, flow.pos, msg, severity=severity, related=related,
-                          evidence=list(flow.reasoning))
+        yield ctx.finding(flow.code, flow.path, flow.pos, msg, severity=severity, default=default,
+                          related=related, evidence=list(flow.reasoning))

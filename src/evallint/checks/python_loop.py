@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from evallint.classify import is_script
-from evallint.findings import Finding
+from evallint.findings import Finding, Severity
 from evallint.pyflow.project import rel, result_for
-from evallint.pyflow.results import Event, where
+from evallint.pyflow.results import Event, Result, judge_named_only, where
 from evallint.registry import Context, Project, project_check
 from evallint.scriptbuiltins import script_name
 
@@ -30,8 +30,18 @@ def python_loops(project: Project, ctx: Context) -> Iterator[Finding]:
                 "bound on attempts: add a max_attempts counter", related=related)
     for ev in result.events:
         if ctx.is_enabled(ev.code):
-            yield ctx.finding(ev.code, ev.path, ev.pos, message(ev),
+            text, weaker = message(ev), None
+            if ev.code == "EL503" and _judge_named_only(result, ev):
+                text += " (role from names only: nothing but a name makes the evaluator one)"
+                weaker = Severity.WARNING
+            yield ctx.finding(ev.code, ev.path, ev.pos, text, default=weaker,
                               related=[rel(p, pos, m) for p, pos, m in ev.related])
+
+
+def _judge_named_only(result: Result, ev: Event) -> bool:
+    """The evaluator whose output the event reads is known by a name only (its function's,
+    its model object's): its pass flag or stop word is a judge's only if the name is right."""
+    return any(judge_named_only(result, path, pos) for path, pos, _ in ev.related[:1])
 
 
 # What each kind of loop event says; ``{name}`` fields come from the event's facts.

@@ -10,7 +10,7 @@ from evallint.facts.toolgrants import ToolGrant, grant_source
 from evallint.pyflow.graphs import GraphLink
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.project import graph_links_for, rel, result_for
-from evallint.pyflow.results import SYMBOLIC, LLMCall, where
+from evallint.pyflow.results import SYMBOLIC, LLMCall, named_only, structural, where
 from evallint.pyflow.summaries import chain_keys
 from evallint.registry import Context, Project
 from evallint.roles import Role
@@ -102,7 +102,7 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
                     continue
                 for gk, g in base_g.items():
                     if (g.path, g.function) == link.generator and \
-                            weak == (_named_only(e) and g.role is not Role.GENERATOR):
+                            weak == (named_only(e.evidence) and g.role is not Role.GENERATOR):
                         pairs[(ek, gk)] = "graph"
 
     graph_pairs(weak=False)
@@ -128,12 +128,6 @@ def _place_pairs(pairs: dict[tuple[object, object], str], base_e: Mapping[Any, L
             for gk, g in base_g.items():
                 if g.path in paths and g.role is Role.GENERATOR:
                     pairs[(ek, gk)] = how
-
-
-def _named_only(c: LLMCall) -> bool:
-    """An evaluator known only by a name (its function's, its model object's): a graph node
-    that ``assess_severity()`` names is a step of the pipeline as often as a judge of it."""
-    return all(ev.startswith(("function name `", "model `")) for ev in c.evidence)
 
 
 def _symbolic(c: LLMCall) -> bool:
@@ -189,10 +183,22 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                                "the evaluator node"] if how == "graph" else [])),
             shared=shared,
             weak=("role from names only: a name alone makes the evaluator one, and the "
-                  "graph's structure the generator" if how == "graph" and _named_only(e)
+                  "graph's structure the generator" if how == "graph" and named_only(e.evidence)
                   and g.role is not Role.GENERATOR else ""),
             names_only=("role from names only: nothing but a name makes the evaluator one"
-                        if _named_only(e) else ""))
+                        if named_only(e.evidence) else ""),
+            by_place=("paired by place only: no data flow, graph or harness links the "
+                      "evaluator to this generator" if how in ("file", "beside")
+                      and not _built_together(e, g, how) else ""))
+
+
+def _built_together(e: LLMCall, g: LLMCall, how: str) -> bool:
+    """A framework made both ends one loop: a framework, harness or flow, not a name or a
+    text, gives each its role, and they run at one call site (an evaluator-optimizer
+    workflow, a team), on one object it made (textgrad's forward and backward engine), or in
+    one file (a dataset's judge and the task the file evaluates on it)."""
+    return structural(e.evidence) and structural(g.evidence) and (
+        how == "file" or _place(e) == _place(g) or (e.obj is not None and e.obj == g.obj))
 
 
 def _beside(project: Project) -> dict[str, frozenset[str]]:

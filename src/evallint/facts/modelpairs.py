@@ -50,6 +50,10 @@ class ModelPair:
     # why; the EL301 finding is then a warning that says so (issue: a verdict that hangs on a
     # name is weaker evidence), while EL302 still compares the tiers.
     names_only: str = ""
+    # Set when only where the two calls are written links them (the same file, a module
+    # beside by import): no data flow, graph, harness or shared object. Why; the EL301 finding
+    # is then a warning that says so (a file of several pipelines pairs steps of different ones).
+    by_place: str = ""
 
 
 PairSource = Callable[[Project, Context], Iterable[ModelPair]]

@@ -291,7 +291,7 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
             if r is Role.GENERATOR and _text_makes_judge(system, prompts):
                 break  # "You are a strict grader" handed to `writer.ask()`: the text decides
             if r is not Role.UNKNOWN:
-                return r, (f"model `{n}`", *_backing(it, r, system, prompts, structural))
+                return r, (f"model `{n}`", *backing(it, r, system, prompts, structural))
     if system is not None:
         r, ev = val_role(it, system, "system prompt")
         if r is not Role.UNKNOWN:
@@ -301,13 +301,13 @@ def role_evidence(it: Interp, model: Val | None, system: Val | None, prompts: li
         # (a judge's own text outweighs a maker's name: `generateWritingScore()` whose
         # prompt says "You are an examiner. Score this essay" is a judge)
         return it.own_role, (*it.own_evidence,
-                             *_backing(it, it.own_role, None, prompts, structural))
+                             *backing(it, it.own_role, None, prompts, structural))
     if structural is not None:
         return Role.EVALUATOR, (structural,)
     return _prompt_role(it, prompts)
 
 
-def _backing(it: Interp, role: Role, system: Val | None, prompts: list[Val],
+def backing(it: Interp, role: Role, system: Val | None, prompts: list[Val],
              structural: str | None) -> tuple[str, ...]:
     """What beside a name makes an evaluator one (its structure, its instructions' or its
     prompt's text): a finding whose evaluator has such evidence is not "from names only"."""

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 QUIET_CALLS = {"len", "print", "isinstance", "type", "id", "hash", "bool", "range", "sleep",
                "time", "perf_counter", "monotonic", "debug", "info", "warning", "error",
-               "exception", "log", "write", "flush", "close", "dump", "dumps"}
+               "exception", "log", "write", "flush", "close", "dump"}
 
 PARSE_CALLS = {"json.loads", "int", "float", "ast.literal_eval", "yaml.safe_load", "yaml.load",
                "orjson.loads", "ujson.loads", *loopfacts.NO_THROW_PARSES}
@@ -607,7 +607,12 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         # loop: no one role of a call, whatever its name or its caller's says
         pass
     elif s.role is not Role.UNKNOWN:
-        role, evidence = s.role, s.role_evidence
+        # (what it is given may say so too: ``evaluate(EVALUATOR_PROMPT, draft)``)
+        given_sys = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
+                         None)
+        given_prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
+        role, evidence = s.role, (*s.role_evidence, *callroles.backing(
+            it, s.role, given_sys, given_prompts, None))
     elif s.llm and s.meta:
         it.meta = True  # a router's or prompt rewriter's helper: no role of the loop
     elif s.llm:
@@ -622,6 +627,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         elif role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.GENERATOR}):
             role, evidence = Role.GENERATOR, (f"every LLM call in `{fn.name}()` is a "
                                               "generator call",)
+    scorer = it.an.scorer_fns.get((it.path, it.fn.name))
+    if role is Role.EVALUATOR and scorer is not None and scorer not in evidence:
+        evidence = (*evidence, scorer)  # named a judge, and run as a scorer: structure too
     if s.llm or conf is not None:
         inputs: dict[str, frozenset[L]] = {}
         for j, labels in by_param.items():

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from evallint.facts import Pos
-from evallint.pyflow.summaries import Origin
+from evallint.pyflow.summaries import Origin, chain_keys
 from evallint.roles import Role
 
 # How an unresolved model that is one variable is named (see ``callmodels.symbolic_model``).
@@ -96,6 +96,39 @@ class Result:
     # the files the prefilter skipped that the analysis parsed (they import an LLM helper or
     # object): the graph reader reads their code too (a node function defined there)
     loaded: list[str] = field(default_factory=list)
+
+
+def named_only(evidence: tuple[str, ...]) -> bool:
+    """An evaluator known only by a name (its function's, its model object's): a graph node
+    that ``assess_severity()`` names is a step of the pipeline as often as a judge of it. Its
+    findings are warnings (a name is evidence, not proof)."""
+    return all(ev.startswith(("function name `", "model `")) for ev in evidence)
+
+
+# Role evidence that a name or a text gives (the rest is structure: a framework's slot, a
+# harness, a team, a flow into the call)
+_NAME_OR_TEXT = ("function name `", "model `", "prompt ", "system prompt ", "every LLM call in ",
+                 "no data flow ")
+
+
+def structural(evidence: tuple[str, ...]) -> bool:
+    """Does a framework, a harness or a flow give the call its role (``the `evaluator=` of an
+    EvaluatorOptimizerLLM``, ``a scorer the `evaluate()` harness runs``), not only names and
+    texts? Two such ends are one loop by construction, wherever they are written."""
+    return any(not ev.startswith(_NAME_OR_TEXT) for ev in evidence)
+
+
+def judge_named_only(result: Result, path: str, pos: Pos) -> bool:
+    """Is the evaluator call made at a place (an event names the call its output comes from)
+    known by names only, with the calls inside it when it is a helper's call (``critic(d)``
+    is named; the prompt of the call inside ``critic`` may say what it does)?"""
+    site = next((c for c in result.calls if c.role is Role.EVALUATOR and c.path == path
+                 and c.pos == pos), None)
+    if site is None:
+        return False
+    keys = set(chain_keys(site.origin))
+    return all(named_only(c.evidence) for c in result.calls
+               if c is site or (c.origin is not None and c.origin.key in keys))
 
 
 def where(path: str, pos: Pos) -> str:
