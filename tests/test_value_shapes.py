@@ -411,3 +411,179 @@ def test_a_helper_that_coerces_a_matched_number_parses_nothing_of_its_callers(
         '    found = re.search(r"\\{.*\\}", text, re.S)\n    BODY', "    " + body)})
     assert "float(found.group(1))" in (tmp_path / "ref.py").read_text()
     assert _found(tmp_path, {"EL504"}) == []
+
+
+# A wrapper that reports whether the call went through (``{ok: true, value}`` from its try,
+# ``{ok: false}`` from its catch): the caller's test of ``ok`` is error handling, not a verdict.
+GUARDED_REVIEW = """\
+import OpenAI from "openai";
+
+const oai = new OpenAI();
+
+async function draftBlurb(product: string) {
+  const r = await oai.chat.completions.create({ model: "gpt-4.1",
+    messages: [{ role: "user", content: `Write a blurb for ${product}` }] });
+  return r.choices[0].message.content ?? "";
+}
+
+async function reviewBlurb(blurb: string) {
+  try {
+    const ask = `Rate this blurb from 1 to 10. JSON {"rating": n, "ok": bool}\\n${blurb}`;
+    const r = await oai.chat.completions.create({ model: "gpt-4.1-mini",
+      messages: [{ role: "user", content: ask }] });
+    const parsed = JSON.parse(r.choices[0].message.content ?? "{}");
+    return { ok: true, value: parsed };
+  } catch (err) {
+    return { ok: false, value: null };
+  }
+}
+
+export async function blurbLoop(product: string) {
+  let blurb = await draftBlurb(product);
+  for (let i = 0; i < 3; i++) {
+    const res = await reviewBlurb(blurb);
+    if (!res.ok) continue;
+    console.log(res.value.rating);
+    if (res.value.ok) break;
+    blurb = await draftBlurb(product);
+  }
+  return blurb;
+}
+"""
+
+
+def test_a_wrappers_constant_ok_flag_is_no_verdict(tmp_path: Path) -> None:
+    write_files(tmp_path, {"web/blurb.ts": GUARDED_REVIEW})
+    # the judge's own `ok` (inside the value) stops the loop; the wrapper's `ok` does not
+    assert _found(tmp_path, {"EL503"}) == [("EL503", "web/blurb.ts", 29)]
+
+
+# A shared wrapper whose model comes from an options object with a default
+# (``const { model = "…" } = opts``): the caller that names a model runs on it.
+OPTIONS_WRAPPER = {
+    "lib/gemini.ts": """\
+import { GoogleGenerativeAI } from "@google/generative-ai";
+
+export async function runGemini(text: string, settings: { model?: string; system?: string } = {}) {
+  const { model = "gemini-2.5-pro", system } = settings;
+  const m = new GoogleGenerativeAI("key").getGenerativeModel({ model, systemInstruction: system });
+  const out = await m.generateContent(text);
+  return out.response.text();
+}
+""",
+    "lib/flow.ts": """\
+import { runGemini } from "./gemini";
+
+export async function compose(topic: string) {
+  return runGemini(`Compose a short essay on ${topic}`, { system: "You are an essay writer." });
+}
+
+export async function appraise(essay: string) {
+  return runGemini(`Grade this essay from 1 to 10:\\n<essay>${essay}</essay>`, JUDGE_OPTS);
+}
+
+export async function pipeline(topic: string) {
+  return appraise(await compose(topic));
+}
+""",
+}
+
+
+@pytest.mark.parametrize(("judge_opts", "flagged"), [
+    ('{ system: "You are a strict grader." }', True),  # the default: the writer's model
+    ('{ system: "You are a strict grader.", model: "gemini-2.0-flash-lite" }', False),
+])
+def test_a_model_from_an_options_object_with_a_default(tmp_path: Path, judge_opts: str,
+                                                       flagged: bool) -> None:
+    write_files(tmp_path, {p: t.replace("JUDGE_OPTS", judge_opts)
+                           for p, t in OPTIONS_WRAPPER.items()})
+    found = [f for f in _found(tmp_path, {"EL301"}) if f[1] == "lib/flow.ts"]
+    assert bool(found) is flagged
+
+
+def test_another_field_of_a_record_holding_a_pass_flag_is_not_the_flag(tmp_path: Path) -> None:
+    write_files(tmp_path, {"qa/panel.py": """\
+import json
+
+from anthropic import Anthropic
+
+llm = Anthropic()
+
+
+def draft(brief, hint=""):
+    r = llm.messages.create(model="claude-sonnet-4-5", max_tokens=500,
+                            messages=[{"role": "user", "content": f"Write copy: {brief} {hint}"}])
+    return r.content[0].text
+
+
+def panel(copy):
+    r = llm.messages.create(model="claude-haiku-4-5", max_tokens=200, messages=[
+        {"role": "user", "content": "Score this copy 1-10 as JSON {score, accepted}: " + copy}])
+    legal = json.loads(r.content[0].text)
+    return {"legal": legal, "accepted": legal.get("accepted", False)}
+
+
+def run(brief):
+    copy = draft(brief)
+    for _ in range(4):
+        verdict = panel(copy)
+        if verdict["legal"]:
+            print(verdict["legal"]["score"])
+        if verdict["accepted"]:
+            break
+        copy = draft(brief, "again")
+    return copy
+"""})
+    assert [line for code, _, line in _found(tmp_path, {"EL503"})] == [27]
+
+
+# A LangGraph.js graph whose nodes take their chat model from a factory of another module
+# (``getLlm()``): the node files name no SDK, and are read because they import the factory.
+FACTORY_GRAPH = {
+    "app/llm/factory.ts": """\
+import { ChatAnthropic } from "@langchain/anthropic";
+
+export const getLlm = () => {
+  return new ChatAnthropic({ model: "claude-sonnet-4-5" });
+};
+""",
+    "app/steps/draft.ts": """\
+import { getLlm } from "../llm/factory";
+
+export async function draftStep(state: { messages: any[] }) {
+  const { messages } = state;
+  const reply = await getLlm().invoke(messages);
+  return { messages: [reply] };
+}
+""",
+    "app/steps/review.ts": """\
+import { getLlm } from "../llm/factory";
+
+export async function reviewStep(state: { messages: any[]; verdict?: { score: number } }) {
+  const last = state.messages[state.messages.length - 1];
+  const judge = getLlm().withStructuredOutput(Verdict);
+  const ask = `Rate this answer from 1 to 5: <answer>${last.content}</answer>`;
+  const verdict = await judge.invoke(ask);
+  return { verdict };
+}
+""",
+    "app/flow.ts": """\
+import { StateGraph, END } from "@langchain/langgraph";
+import { draftStep } from "./steps/draft";
+import { reviewStep } from "./steps/review";
+
+export const app = new StateGraph(State)
+  .addNode("draft", draftStep)
+  .addNode("review", reviewStep)
+  .addEdge("__start__", "draft")
+  .addEdge("draft", "review")
+  .addConditionalEdges("review", (s) => (s.verdict.score > 4 ? END : "draft"))
+  .compile();
+""",
+}
+
+
+def test_nodes_that_take_their_model_from_a_factory_of_another_module(tmp_path: Path) -> None:
+    write_files(tmp_path, FACTORY_GRAPH)
+    codes = {(code, path) for code, path, _ in _found(tmp_path, {"EL301", "EL501"})}
+    assert codes == {("EL301", "app/steps/review.ts"), ("EL501", "app/flow.ts")}

@@ -230,11 +230,14 @@ class Analysis:
 
     def _load_importers(self) -> bool:
         """Parse the skipped files (no LLM words) that import an LLM helper of the project
-        (a function whose summary calls an LLM), a module that defines one, or a module-level
+        (a function whose summary calls an LLM or returns a chat model object), a module that
+        defines one, or a module-level
         LLM object (an agent or chat model built in another module)."""
         if self.load is None or not self.skipped:
             return False
-        helpers = {key for key, s in self.summaries.items() if s.llm}
+        # (a factory of chat model objects, ``getModel()``, is one: its callers run them)
+        helpers = {key for key, s in self.summaries.items()
+                   if s.llm or any(lb.kind == "chat" for lb in s.returns)}
         helper_modules = {path for path, _ in helpers}
         loaded: list[PythonFacts] = []
         rest: list[PythonFacts] = []

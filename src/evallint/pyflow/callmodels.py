@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from evallint.pyflow import instances
 from evallint.pyflow.ir import CallIR, Ref, Val
+from evallint.pyflow.providers import CAT, model_value, qualify
 from evallint.pyflow.results import SYMBOLIC, where
-from evallint.pyflow.summaries import Summary
+from evallint.pyflow.summaries import Origin, Summary
 
 if TYPE_CHECKING:
     from evallint.pyflow.interp import Interp
@@ -155,6 +156,30 @@ def model_param(it: Interp, idx: int, path: str = "") -> None:
             f"({where(it.path, it.fn.pos)})" + (f", {how}" if how else ""))
 
 
+def param_model(it: Interp, ctor: Origin) -> bool:
+    """A model object this function builds on its parameter (``getGenerativeModel({model})``
+    where ``const {model = "gemini-2.5-flash"} = opts``): the parameter picks the model of the
+    run, as for an SDK call given it, so a caller's value wins over the default. Noted in the
+    summary; True when so (the run then fixes no model of its own)."""
+    if ctor.key[:2] != (it.path, it.fn.name) or ctor.key[2] >= len(it.fn.calls):
+        return False
+    made = it.fn.calls[ctor.key[2]]
+    row = CAT.object_row(qualify(made.func, it.mod.facts.imports))
+    val = model_value(row.model if row is not None else None, made)
+    ref = it.local_ref(val.ref) if val is not None else None
+    fallback = None
+    if ref is not None and ref[0] == "or":
+        ref, fallback = ref[1], ref[2]
+    if ref is None or ref[0] != "param":
+        return False
+    model_param(it, int(ref[1]), str(ref[2]) if len(ref) > 2 else "")
+    if fallback is not None and fallback[0] == "lit" and it.summary.model.default is None:
+        it.summary.model.default = str(fallback[1])
+        it.summary.model.default_where = (
+            f"the default in `{it.fn.name}()` ({where(it.path, made.pos)})")
+    return True
+
+
 def const_tools(it: Interp, val: Val | None) -> tuple[str, ...]:
     if val is None:
         return ()
@@ -192,6 +217,9 @@ def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | No
     if m.param is not None and m.param in vals:
         given = vals[m.param]
         if m.path:  # the field of the settings object passed
+            if given.keys and m.default is not None and "." not in m.path and \
+                    m.path not in {k for k, _ in given.keys}:
+                return m.default, m.default_where  # an options literal that leaves it out
             return field_model(it, replace(given, ref=it.local_ref(given.ref)), m.path)
         value, how = model_of_val(it, given)
         return value, how

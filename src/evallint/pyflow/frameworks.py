@@ -504,7 +504,8 @@ def run_object(it: Interp, c: CallIR, chats: list[L], obj_val: Val | None,
     structured = info.structured or chat.flag
     reasoning = tuple(dict.fromkeys(info.reasoning + callroles.reasoning_evidence(
         it, c, model, info.system, prompt_vals)))
-    it.summary.count_call(structured, reasoning, model, model_where)
+    it.summary.count_call(structured, reasoning,
+                          None if callmodels.param_model(it, ctor) else model, model_where)
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id), reasoning,
                     chat.origin if chat.origin is not ctor else None)
     an.set_state("fw_runs", origin.key, info.framework)

@@ -200,8 +200,10 @@ class Interp:
             s.return_elts = tuple(frozenset(e) for e in self.ret_elts)
         s.forced_keys = frozenset(self.ret_forced)
         s.parses = loopfacts.unchecked_params(self)
+        # (a key every return sets to a comparison or a constant: ``{success: true, data}``
+        # from a wrapper's try and ``{success: false}`` from its catch is the code's word)
         s.computed_keys = frozenset(k for k, seen in self.ret_keys.items()
-                                    if any(c for c, _ in seen) and all(d for _, d in seen))
+                                    if all(d for _, d in seen))
         # (in parameter order: which parameter is "the" system prompt must not follow set order)
         s.slots = {k: frozenset(v) for k, v in sorted(self.slots.items())}
         s.sinks = {k: frozenset(v) for k, v in self.sinks.items()}
@@ -435,15 +437,20 @@ class Interp:
 
     # ------------------------------------------------------------------ values
 
-    def local_ref(self, ref: Ref | None) -> Ref | None:
-        if ref is not None and ref[0] == "fmt":
-            return ("fmt", ref[1], self.local_ref(ref[2]), ref[3])
-        if ref is not None and ref[0] == "or":
-            return ("or", self.local_ref(ref[1]), ref[2])
+    def local_ref(self, ref: Ref | None, depth: int = 0) -> Ref | None:
+        if ref is not None and ref[0] == "fmt" and depth < 8:
+            return ("fmt", ref[1], self.local_ref(ref[2], depth + 1), ref[3])
+        if ref is not None and ref[0] == "or" and depth < 8:
+            return ("or", self.local_ref(ref[1], depth + 1), ref[2])
         if ref is None or ref[0] != "name":
             return ref
         if ref[1] in self.refs:
-            return self.refs[ref[1]]
+            found = self.refs[ref[1]]
+            if found is not None and found[0] in ("or", "fmt") and depth < 8:
+                # ``const { model = "gemini-2.5-flash" } = opts``: ``opts.model || "…"``, a
+                # field of a parameter with a default (its parts are read here too)
+                return self.local_ref(found, depth + 1)
+            return found
         root, _, rest = str(ref[1]).partition(".")
         made = self.refs.get(root) if rest else None
         if made is not None and made[0] == "new":  # cfg = get_settings(); cfg.llm_model
@@ -589,6 +596,8 @@ class Interp:
                 continue
             if lb.kind == "genctx" and low[-1] in _IDENTITY_FIELDS:
                 continue  # ``fighter.name`` of the persona the system prompt was made from
+            if lb.kind == "pass" and not passed:
+                continue  # ``critique.medical`` of ``{medical, approved}``: not the flag
             if lb.kind in ("llm", "gen") and think and not lb.flag:
                 out.add(L(lb.kind, lb.origin, lb.idx, True, lb.name))
                 continue
@@ -597,20 +606,21 @@ class Interp:
                     t for r in low for t in name_tokens(r)} & SCORE_KEYS:
                 self.an.add_state("scored", chain_keys(lb.origin))
             if lb.kind == "judge" and passed and lb.name != OPAQUE and \
-                    not self._computed(lb, rest[-1]):
+                    not self._computed(lb, rest):
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out
 
-    def _computed(self, lb: L, field: str) -> bool:
-        """Is ``field`` of a judge's result computed in code from its score: deepeval's
-        ``success`` (score against the metric's threshold), or a key a project helper returns
-        as a comparison (``approved: parsed.score >= 75``)?"""
+    def _computed(self, lb: L, rest: list[str]) -> bool:
+        """Is the field ``rest`` of a judge's result computed in code from its score:
+        deepeval's ``success`` (score against the metric's threshold), or a key a project
+        helper returns as a comparison or a constant (``approved: parsed.score >= 75``; its
+        ``{ok: true, value}``, where ``value.ok`` is still the judge's)?"""
         if lb.origin is None:
             return False
-        if field in self.an.computed_fields.get(lb.origin.key, ()):
+        if len(rest) == 1 and rest[0] in self.an.computed_fields.get(lb.origin.key, ()):
             return True
         fw = self.an.fw_runs.get(lb.origin.key, "")
-        return field.lower() in CAT.computed_fields.get(fw, frozenset())
+        return rest[-1].lower() in CAT.computed_fields.get(fw, frozenset())
 
     def global_labels(self, path: str) -> set[L]:
         root = path.split(".")[0]

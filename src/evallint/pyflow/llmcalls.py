@@ -556,7 +556,8 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
         flows.mark_state(it, c, prompt_vals)
     structured = any(lb.flag for lb in chats)
     reasoning = callroles.reasoning_evidence(it, c, model, None, prompt_vals)
-    it.summary.count_call(structured, reasoning, model, model_where)
+    it.summary.count_call(structured, reasoning,
+                          None if callmodels.param_model(it, ctor) else model, model_where)
     origin = Origin(it.path, c.pos, f"`{c.func}()`", (it.path, it.fn.name, c.id),
                     reasoning, chat.origin if chat.origin is not ctor else None)
     if role is Role.EVALUATOR and any(k in it.an.scored for k in chain_keys(chat.origin)):
