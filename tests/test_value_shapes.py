@@ -587,3 +587,90 @@ def test_nodes_that_take_their_model_from_a_factory_of_another_module(tmp_path: 
     write_files(tmp_path, FACTORY_GRAPH)
     codes = {(code, path) for code, path, _ in _found(tmp_path, {"EL301", "EL501"})}
     assert codes == {("EL301", "app/steps/review.ts"), ("EL501", "app/flow.ts")}
+
+
+# Round U (half a): a pass flag a helper computes into a local and returns by shorthand; a
+# document named after its subject; a generator asked about chain of thought, not to use it.
+LOCAL_PASS = """\
+import OpenAI from "openai";
+
+const ai = new OpenAI();
+
+async function rewrite(brief: string, hints: string[] = []) {
+  const r = await ai.chat.completions.create({ model: "gpt-4.1",
+    messages: [{ role: "user", content: `Write a synopsis: ${brief} ${hints.join("; ")}` }] });
+  return r.choices[0].message.content ?? "";
+}
+
+async function appraise(synopsis: string) {
+  const ask = `Rate this synopsis 1-5 as JSON {"rating": n}:\\n${synopsis}`;
+  const r = await ai.chat.completions.create({ model: "gpt-4.1-mini",
+    messages: [{ role: "user", content: ask }] });
+  const graded = JSON.parse(r.choices[0].message.content ?? "{}");
+  const passes = graded.rating >= 4;
+  return { ...graded, passes };
+}
+
+export async function synopsisLoop(brief: string) {
+  let text = await rewrite(brief);
+  for (let k = 0; k < 3; k++) {
+    const ev = await appraise(text);
+    if (ev.passes) break;
+    text = await rewrite(brief, ["tighter"]);
+  }
+  return text;
+}
+"""
+
+
+def test_a_pass_flag_set_from_a_comparison_in_a_local_is_computed(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/synopsis.ts": LOCAL_PASS})
+    assert _found(tmp_path, {"EL503"}) == []
+
+
+@pytest.mark.parametrize(("name", "flagged"), [("reasoning_trace", True),
+                                               ("chain_of_thought_paper", False)])
+def test_a_document_named_after_its_subject_is_not_a_trace(tmp_path: Path, name: str,
+                                                           flagged: bool) -> None:
+    write_files(tmp_path, {"quiz/grade.py": f"""\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def grade_answer(question: str, answer: str) -> str:
+    {name} = open("reference.txt").read()
+    r = client.chat.completions.create(model="gpt-4o-mini", messages=[
+        {{"role": "system", "content": "You are a grader. Score the answer from 1 to 10."}},
+        {{"role": "user", "content": f"Q: {{question}}\\nA: <a>{{answer}}</a>\\nRef: {{{name}}}"}}])
+    return r.choices[0].message.content
+"""})
+    assert bool(_found(tmp_path, {"EL202"})) is flagged
+
+
+@pytest.mark.parametrize(("ask", "flagged"), [
+    ("Think step by step, then answer: {q}", True),
+    ("Write three quiz questions about the chain of thought prompting paper: {q}", False),
+])
+def test_a_topic_named_chain_of_thought_is_no_reasoning_request(tmp_path: Path, ask: str,
+                                                                flagged: bool) -> None:
+    write_files(tmp_path, {"quiz/flow.py": f"""\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def make(q: str) -> str:
+    r = client.chat.completions.create(model="gpt-4o", messages=[
+        {{"role": "user", "content": f"{ask}"}}])
+    return r.choices[0].message.content
+
+
+def judge(q: str) -> str:
+    out = make(q)
+    r = client.chat.completions.create(model="gpt-4o-mini", messages=[
+        {{"role": "system", "content": "You are a grader. Score the answer from 1 to 10."}},
+        {{"role": "user", "content": f"Q: {{q}}\\nA: <a>{{out}}</a>"}}])
+    return r.choices[0].message.content
+"""})
+    assert bool(_found(tmp_path, {"EL201"})) is flagged

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 _REASON_TEXT = re.compile(
     r"step[- ]by[- ]step|<(?:thinking|think|scratchpad|reasoning|thoughts?)>|"
-    r"chain[- ]of[- ]thought|think (?:it )?through|"
+    r"chain[- ]of[- ]thought(?![- ](?:prompting|paper|method|technique))|think (?:it )?through|"
     r"reason (?:it )?through|show your (?:work|reasoning)|explain your reasoning|"
     r"think carefully|reason carefully|before answering, think",
     re.IGNORECASE,

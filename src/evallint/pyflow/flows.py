@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 CTX_TOKENS = {"steps", "intermediate", "trace", "scratchpad", "trajectory", "transcript",
               "history", "toolcalls", "tool", "chain"}
 
+# A name whose last word (an English compound's head) is one of these holds a document the
+# words before it describe, not a run's working: ``chain_of_thought_paper``, ``trace_spec``.
+_DOCUMENT_HEADS = frozenset({"paper", "pdf", "document", "doc", "article", "book", "manual",
+                             "spec", "guide", "tutorial"})
+
 _PATH_TOKENS = frozenset({"dir", "dirs", "path", "paths", "folder", "file", "filename",
                           "dirname", "root"})
 
@@ -258,6 +263,8 @@ def ctx_names(it: Interp, c: CallIR, sink: str) -> None:
                 hit.discard("tool")
             if "chain" in hit and "thought" not in tokens:
                 hit.discard("chain")
+            if hit and last and last[0] in _DOCUMENT_HEADS:
+                continue  # ``chainOfThoughtPaper``: a document about it (the head names it)
             if hit and (tokens & EVALUATOR_WORDS or tokens & {"reflection", "reflect"}):
                 continue  # the evaluator's own conversation (``critic_history``)
             if hit and own_messages(it, c, n):

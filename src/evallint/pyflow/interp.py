@@ -276,8 +276,9 @@ class Interp:
                 for k in self.call_keys.get(step.value.calls[0], ()):  # a helper's dict
                     self.ret_keys.setdefault(k, []).append((True, True))
             for k, v in step.value.keys:  # (see ``Summary.computed_keys``)
-                decided = bool(v.compares) or not (v.names or v.calls)  # or a constant
-                self.ret_keys.setdefault(k, []).append((bool(v.compares), decided))
+                compared = bool(v.compares) or self._compared_local(v)
+                decided = compared or not (v.names or v.calls)  # or a constant
+                self.ret_keys.setdefault(k, []).append((compared, decided))
                 if self.counted_guard and not (v.names or v.calls):
                     self.ret_forced.add(k)  # (see ``Summary.forced_keys``)
             loopfacts.check_last_not_best(self, step, value)
@@ -609,6 +610,14 @@ class Interp:
                     not self._computed(lb, rest):
                 out.add(L("pass", lb.origin, name=".".join(rest)))
         return out
+
+    def _compared_local(self, v: Val) -> bool:
+        """A local the function set to a comparison (``const passes = weighted >= 3.0 &&
+        gatesOk`` returned as ``{...evaluation, passes}``): the code decides it."""
+        if v.calls or len(v.names) != 1 or "." in v.names[0]:
+            return False
+        held = self.local_vals.get(v.names[0], ())
+        return bool(held) and all(x.compares for x in held)
 
     def _computed(self, lb: L, rest: list[str]) -> bool:
         """Is the field ``rest`` of a judge's result computed in code from its score:
