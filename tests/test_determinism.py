@@ -44,8 +44,37 @@ export async function bout(a: Comic, b: Comic, theme: string) {
 """
 
 
-def test_findings_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
-    write_files(tmp_path, {"src/bout.ts": BOUT})
+# A model factory that returns one of two chat objects, wrapped (``withStructuredOutput``)
+# where the judge runs it: which object the wrapper stands for used to follow set order.
+EITHER = {
+    "lib/llm.ts": """\
+import { ChatOpenAI } from "@langchain/openai";
+import { ChatOllama } from "@langchain/ollama";
+
+export const pickModel = () => {
+  if (process.env.OFFLINE === "1") {
+    return new ChatOllama({ model: "qwen3" });
+  }
+  return new ChatOpenAI({ model: "gpt-4.1" });
+};
+""",
+    "lib/nodes.ts": """\
+import { pickModel } from "./llm";
+
+export async function answer(q: string) {
+  return (await pickModel().invoke(`Answer: ${q}`)).content;
+}
+
+export async function rate(q: string) {
+  const a = await answer(q);
+  const judge = pickModel().withStructuredOutput(Rating);
+  return judge.invoke(`Rate this answer from 1 to 5: <a>${a}</a>`);
+}
+""",
+}
+
+
+def _outputs(tmp_path: Path) -> set[str]:
     src = str(Path(__file__).resolve().parents[1] / "src")
     outputs = set()
     for seed in ("1", "2", "3", "4", "5"):
@@ -55,4 +84,15 @@ def test_findings_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode in (0, 1), proc.stderr
         outputs.add(proc.stdout)
-    assert len(outputs) == 1
+    return outputs
+
+
+def test_findings_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/bout.ts": BOUT})
+    assert len(_outputs(tmp_path)) == 1
+
+
+def test_the_object_a_wrapped_factory_model_stands_for_is_stable(tmp_path: Path) -> None:
+    write_files(tmp_path, EITHER)
+    outputs = _outputs(tmp_path)
+    assert len(outputs) == 1 and "EL301" in outputs.pop()

@@ -512,7 +512,9 @@ def chat_bound(it: Interp, c: CallIR, chats: list[L], mod: Module, fn: FunctionI
     structured = c.func.rsplit(".", 1)[-1] in CAT.derive_structured
     key = (mod.path, fn.name, c.id)
     out: set[L] = set()
-    for lb in chats:
+    # (the wrapper's model is its first object's, by origin: ``getModel()`` may return one of
+    # two, and the choice must not follow set order)
+    for lb in sorted(chats, key=lambda x: tuple(chain_keys(x.origin))):
         assert lb.origin is not None
         it.an.set_state("chats", key, it.an.chats.get(lb.origin.key, (None, "")), keep=True)
         if structured and it.an.chat_schema_scored(mod, c.args[:1]):

@@ -62,7 +62,8 @@ class L:
 def chat_of(chats: list[L]) -> tuple[L, Origin]:
     """The chat object a call runs on (the first by origin, a stable choice among several)
     and the constructor call that built it (through bound or structured-output wrappers)."""
-    chat = min(chats, key=lambda lb: lb.origin.key if lb.origin else ("", "", 0))
+    # (by the whole chain: two objects a factory may return share the wrapper's key)
+    chat = min(chats, key=lambda lb: tuple(chain_keys(lb.origin)) if lb.origin else ())
     assert chat.origin is not None
     ctor = chat.origin
     while ctor.inner is not None:
