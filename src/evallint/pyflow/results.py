@@ -114,7 +114,7 @@ _NAME_OR_TEXT = ("function name `", "model `", "prompt ", "system prompt ", "eve
 def structural(evidence: tuple[str, ...]) -> bool:
     """Does a framework, a harness or a flow give the call its role (``the `evaluator=` of an
     EvaluatorOptimizerLLM``, ``a scorer the `evaluate()` harness runs``), not only names and
-    texts? Two such ends are one loop by construction, wherever they are written."""
+    texts? (The evidence is read by its wording, the one form the analysis gives it.)"""
     return any(not ev.startswith(_NAME_OR_TEXT) for ev in evidence)
 
 
