@@ -231,8 +231,8 @@ class Analysis:
     def _load_importers(self) -> bool:
         """Parse the skipped files (no LLM words) that import an LLM helper of the project
         (a function whose summary calls an LLM or returns a chat model object), a module that
-        defines one, or a module-level
-        LLM object (an agent or chat model built in another module)."""
+        defines one, or a module-level LLM object (an agent or chat model built in another
+        module)."""
         if self.load is None or not self.skipped:
             return False
         # (a factory of chat model objects, ``getModel()``, is one: its callers run them)

@@ -438,20 +438,15 @@ class Interp:
 
     # ------------------------------------------------------------------ values
 
-    def local_ref(self, ref: Ref | None, depth: int = 0) -> Ref | None:
-        if ref is not None and ref[0] == "fmt" and depth < 8:
-            return ("fmt", ref[1], self.local_ref(ref[2], depth + 1), ref[3])
-        if ref is not None and ref[0] == "or" and depth < 8:
-            return ("or", self.local_ref(ref[1], depth + 1), ref[2])
+    def local_ref(self, ref: Ref | None) -> Ref | None:
+        if ref is not None and ref[0] == "fmt":
+            return ("fmt", ref[1], self.local_ref(ref[2]), ref[3])
+        if ref is not None and ref[0] == "or":
+            return ("or", self.local_ref(ref[1]), ref[2])
         if ref is None or ref[0] != "name":
             return ref
         if ref[1] in self.refs:
-            found = self.refs[ref[1]]
-            if found is not None and found[0] in ("or", "fmt") and depth < 8:
-                # ``const { model = "gemini-2.5-flash" } = opts``: ``opts.model || "…"``, a
-                # field of a parameter with a default (its parts are read here too)
-                return self.local_ref(found, depth + 1)
-            return found
+            return self.refs[ref[1]]
         root, _, rest = str(ref[1]).partition(".")
         made = self.refs.get(root) if rest else None
         if made is not None and made[0] == "new":  # cfg = get_settings(); cfg.llm_model

@@ -602,6 +602,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         else frozenset()
     role: Role = Role.UNKNOWN
     evidence: tuple[str, ...] = ()
+    # what the call hands the helper's system prompt and prompt
+    sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals), None)
+    prompt_vals = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
     conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
     if conf is not None:
         role, evidence = conf[0], (conf[1],)
@@ -611,19 +614,14 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         pass
     elif s.role is not Role.UNKNOWN:
         # (what it is given may say so too: ``evaluate(EVALUATOR_PROMPT, draft)``)
-        given_sys = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
-                         None)
-        given_prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
-        role, evidence = s.role, (*s.role_evidence, *callroles.backing(
-            it, s.role, given_sys, given_prompts, None))
+        role, evidence = s.role, (*s.role_evidence,
+                                  *callroles.backing(it, s.role, sys_v, prompt_vals, None))
     elif s.llm and s.meta:
         it.meta = True  # a router's or prompt rewriter's helper: no role of the loop
     elif s.llm:
         model_v = vals.get(s.model.param) if s.model.param is not None else None
-        sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals),
-                     None)
-        prompts = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
-        role, evidence = callroles.role_of(it, c, f"{mod.name}.{fn.name}", model_v, sys_v, prompts)
+        role, evidence = callroles.role_of(it, c, f"{mod.name}.{fn.name}", model_v, sys_v,
+                                           prompt_vals)
         if role is Role.UNKNOWN and s.own_call_roles == frozenset({Role.EVALUATOR}):
             role, evidence = Role.EVALUATOR, (f"every LLM call in `{fn.name}()` is an "
                                               "evaluator call",)
@@ -651,8 +649,6 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 it.sinks.setdefault(lb.idx, set()).add(role.value)
         model, model_where = callmodels.helper_model(it, s, vals)
         if role is not Role.EVALUATOR:
-            sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl
-                          and i in vals), None)
             flows.mark_genctx(it, c, sys_v, None, role)
         tools: tuple[str, ...] = ()
         tv = c.kw("tools")
