@@ -27,6 +27,7 @@ import importlib
 import json
 import operator
 from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from enum import Enum
 from typing import Any
 
@@ -196,8 +197,11 @@ class _Encoder:
     """Encodes by exact type through a table of per-type handlers (built once per class), the
     hot path of writing the cache."""
 
-    def __init__(self, detach: bool = False) -> None:
+    def __init__(self, detach: bool = False, canonical: bool = False) -> None:
         self.classes: list[str] = []
+        # canonical: for a digest, not for decoding: equal values give equal bytes (a set's
+        # members sorted, a class named rather than numbered by first use)
+        self.canonical = canonical
         self.segments: list[bytes] = []
         self.detach = detach
         self.detached: list[bytes] = []  # lazy parts left out of the entry (encode_parts)
@@ -206,13 +210,23 @@ class _Encoder:
         self.handlers: dict[type, Callable[[Any], Any]] = {
             list: lambda o: ["L", *map(enc, o)],
             tuple: lambda o: ["T", *map(enc, o)],
-            frozenset: lambda o: ["F", *map(enc, o)],
-            set: lambda o: ["S", *map(enc, o)],
+            frozenset: lambda o: ["F", *self._members(o)],
+            set: lambda o: ["S", *self._members(o)],
             dict: self._dict,
             _Items: self._items,
         }
 
-    def cls(self, cls: type) -> int:
+    def _members(self, obj: AbstractSet[Any]) -> list[Any]:
+        """A set's members: in its own order (which depends on its history and the hash
+        seed), or sorted by their encoding for a digest."""
+        out = list(map(self.enc, obj))
+        if self.canonical:
+            out.sort(key=lambda x: json.dumps(x, separators=(",", ":"), ensure_ascii=False))
+        return out
+
+    def cls(self, cls: type) -> int | str:
+        if self.canonical:
+            return f"{cls.__module__}:{cls.__qualname__}"
         i = self.index.get(cls)
         if i is None:
             module = cls.__module__
@@ -259,8 +273,8 @@ class _Encoder:
             names = [n for n in _field_names(t) if n not in lazy]
             if lazy:
                 def handler(o: Any) -> Any:
-                    inner = encode(tuple(_Items(getattr(o, n)) if n in maps else getattr(o, n)
-                                         for n in lazy))
+                    inner = (canonical if self.canonical else encode)(tuple(
+                        _Items(getattr(o, n)) if n in maps else getattr(o, n) for n in lazy))
                     if self.detach and len(inner) >= DETACH_MIN:
                         self.detached.append(inner)
                         return ["C", i, *[enc(getattr(o, n)) for n in names], None]
@@ -299,6 +313,13 @@ class _Encoder:
 def encode(obj: Any) -> bytes:
     """``obj`` as JSON bytes; CodecError for anything that is not evallint plain data."""
     return _encode(_Encoder(), obj)
+
+
+def canonical(obj: Any) -> bytes:
+    """Bytes that are equal for equal values (not decodable): what a digest of state reads.
+    :func:`encode` writes a set's members in iteration order, which differs between two equal
+    sets built in different orders (one decoded from the cache, say)."""
+    return _encode(_Encoder(canonical=True), obj)
 
 
 def encode_parts(obj: Any) -> tuple[bytes, list[bytes]]:

@@ -49,8 +49,14 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
         if c.role is Role.EVALUATOR and c.origin is not None and not c.origin.inner:
             inside.setdefault((c.path, c.function.rsplit(".", 1)[-1]), []).append(c.origin.key)
 
-    def chain(x: LLMCall) -> list[Any]:
-        keys = list(chain_keys(x.origin))
+    # every evaluator call of each function, by its key (the helper a call's chain enters)
+    runs_in: dict[tuple[str, str], list[Any]] = {}
+    for c in calls:
+        if c.role is Role.EVALUATOR and c.origin is not None:
+            runs_in.setdefault(c.origin.key[:2], []).append(c.origin.key)
+
+    def helper_calls(x: LLMCall, keys: list[Any]) -> list[Any]:
+        """The evaluator calls made directly in the helper ``x`` calls by name."""
         callee = x.callee.split(".", 1)[1] if x.callee.startswith(("self.", "cls.")) \
             else x.callee  # (a method of its own class: ``self.check(draft)``)
         if callee and "." not in callee and (
@@ -58,26 +64,48 @@ def _pairs(calls: list[LLMCall], near: dict[str, frozenset[str]] | None = None,
             found = [k for (_, fn), ks in inside.items() if fn == callee for k in ks]
             here = [k for k in found if k[0] == x.path]
             if here or len({k[0] for k in found}) == 1:  # its module's, or the one defining it
-                keys += here or found
-        return keys
+                return here or found
+        return []
+
+    def chain(x: LLMCall) -> list[Any]:
+        keys = list(chain_keys(x.origin))
+        return keys + helper_calls(x, keys)
+
+    def innermost(keys: list[Any]) -> list[Any]:
+        # one evaluator, one finding: a helper's call site and the call inside it are the
+        # same evaluator; the innermost call on the model the call site runs speaks for the
+        # chain (a helper whose model is its parameter is reported where it is given one)
+        keys = [k for k in keys if k in base_e]
+        return [k for k in keys if base_e[k].model == base_e[keys[0]].model][-1:] \
+            if keys else []
+
+    def evaluators(x: LLMCall) -> list[Any]:
+        """The evaluators a call of ``x`` runs: its own chain's, and each other evaluator
+        the helper it calls runs on what it is given (``review(draft)`` running a safety
+        and a style critic: both read the draft)."""
+        own = list(chain_keys(x.origin))
+        out = innermost(own + helper_calls(x, own))
+        for k in runs_in.get(own[1][:2], ()) if len(own) > 1 else ():
+            if k not in own:
+                out += [e for e in innermost(list(chain_keys(by_key[k].origin))) if e not in out]
+        return out
 
     pairs: dict[tuple[object, object], str] = {}
     for x in calls:
         if x.role is not Role.EVALUATOR:
             continue
-        e_keys = [k for k in chain(x) if k in base_e]
-        # one evaluator, one finding: a helper's call site and the call inside it are the
-        # same evaluator; the innermost call on the model the call site runs speaks for the
-        # chain (a helper whose model is its parameter is reported where it is given one)
-        if e_keys:
-            site = base_e[e_keys[0]].model
-            e_keys = [k for k in e_keys if base_e[k].model == site][-1:]
+        e_keys = evaluators(x)
         # several generators reach this evaluator: one of its own file first, then the
-        # nearest one before it, so the finding names the same generator on every run (the
-        # origins come out of sets)
-        g_keys = sorted({k for o in x.inputs_from for k in chain_keys(o) if k in base_g},
-                        key=lambda k: (base_g[k].path == x.path, _place(base_g[k])),
-                        reverse=True)
+        # outermost of a helper's chain (the writer the code calls, not the wrapper's retry
+        # inside it), then the nearest one before it, so the finding names the same
+        # generator on every run (the origins come out of sets)
+        depth: dict[Any, int] = {}
+        for o in x.inputs_from:
+            for i, k in enumerate(chain_keys(o)):
+                if k in base_g:
+                    depth[k] = min(i, depth.get(k, i))
+        g_keys = sorted(sorted(depth, key=lambda k: _place(base_g[k]), reverse=True),
+                        key=lambda k: (base_g[k].path != x.path, depth[k]))
         for ek in e_keys:
             for gk in g_keys:
                 pairs[(ek, gk)] = "flow"

@@ -212,7 +212,7 @@ class Analysis:
         if self.replay is None:  # nothing is recorded or replayed: no chain to keep
             return
         try:
-            data = datacodec.encode(op)
+            data = datacodec.canonical(op)
         except datacodec.CodecError:  # (never expected) a chain no record can match
             data = os.urandom(16)
         self.chain = hashlib.blake2b(self.chain.encode() + data, digest_size=16).hexdigest()

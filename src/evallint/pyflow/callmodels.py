@@ -142,18 +142,24 @@ def field_model(it: Interp, given: Val, path: str) -> tuple[str | None, str]:
     return it.an.resolve_ref(ref, it.mod, it.fn.cls) if ref is not None else (None, "")
 
 
-def model_param(it: Interp, idx: int, path: str = "") -> None:
+def model_param(it: Interp, idx: int, path: str = "",
+                inherited: tuple[str | None, str] = (None, "")) -> None:
     """This function's parameter ``idx`` (its field ``path``, when it is a settings object)
-    picks the model; remember its default."""
+    picks the model; remember its default. ``inherited``: the default of the helper it hands
+    the parameter to (``askJson(prompt, opts = {})`` passing ``opts`` on to a helper whose
+    ``const {model = "gemini-2.5-flash"} = opts``): a field left out here is left out there."""
     it.summary.model.param = idx
     it.summary.model.path = path
     p = it.fn.params[idx]
+    d: str | None = None
     if p.default is not None:
         d, how = it.an.resolve_ref(with_path(p.default.ref, path), it.mod, it.fn.cls)
         it.summary.model.default = d
         it.summary.model.default_where = (
             f"default of `{p.name}` in `{it.fn.name}()` "
             f"({where(it.path, it.fn.pos)})" + (f", {how}" if how else ""))
+    if d is None and path and inherited[0] is not None:
+        it.summary.model.default, it.summary.model.default_where = inherited
 
 
 def param_model(it: Interp, ctor: Origin) -> bool:

@@ -14,7 +14,7 @@ from evallint.pyflow.callroles import prompt_texts
 from evallint.pyflow.cues import SCORE_ASKED
 from evallint.pyflow.ir import CallIR
 from evallint.pyflow.results import LLMCall, where
-from evallint.pyflow.summaries import L, Origin
+from evallint.pyflow.summaries import L, Origin, first_origin
 from evallint.roles import Role
 
 if TYPE_CHECKING:
@@ -52,9 +52,9 @@ def record(it: Interp, c: CallIR, callee: str, role: Role, evidence: tuple[str, 
         it.an.add_state("self_fed", (origin.key,))
     if (role is not Role.EVALUATOR or origin.key in it.an.structural) and not any(
             lb.kind == "genctx" for labels in inputs.values() for lb in labels):
-        src = next((lb.origin for labels in inputs.values() for lb in labels
-                    if lb.kind in ("gen", "llm", "ans") and lb.origin is not None
-                    and lb.origin.key != origin.key), None)
+        src = first_origin(lb.origin for labels in inputs.values() for lb in labels
+                           if lb.kind in ("gen", "llm", "ans") and lb.origin is not None
+                           and lb.origin.key != origin.key)
         if src is not None:
             it.fed[origin.key] = src
             if role is Role.UNKNOWN and any(SCORE_ASKED in labels for labels in inputs.values()):

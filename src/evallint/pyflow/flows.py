@@ -16,7 +16,7 @@ from evallint.pyflow.cues import name_tokens
 from evallint.pyflow.ir import Assign, CallIR, Val, walk_steps
 from evallint.pyflow.providers import CAT
 from evallint.pyflow.results import Flow
-from evallint.pyflow.summaries import L, Origin
+from evallint.pyflow.summaries import L, Origin, ordered
 from evallint.roles import EVALUATOR_WORDS, LABEL_TOKENS, Role, singular
 
 if TYPE_CHECKING:
@@ -201,14 +201,6 @@ def system_message_const(it: Interp, name: str) -> bool:
     return owner is not None and any(
         cid < len(owner.calls) and owner.calls[cid].func.rsplit(".", 1)[-1]
         in ("SystemMessage", "SystemMessagePromptTemplate") for cid in val.calls)
-
-
-def ordered(labels: frozenset[L]) -> list[L]:
-    """Labels in one order whatever order the set was built in: the first flow of a call
-    is the one its finding names, so it must not depend on how the set came together."""
-    return sorted(labels, key=lambda lb: (lb.kind, lb.name or "",
-                                          lb.origin.key if lb.origin is not None else ("", "", -1),
-                                          lb.idx if lb.idx is not None else -1))
 
 
 def sink_check(it: Interp, c: CallIR, role: Role, inputs: dict[str, frozenset[L]],

@@ -42,6 +42,7 @@ from evallint.pyflow.summaries import (
     Summary,
     chain_keys,
     chat_of,
+    first_origin,
 )
 from evallint.roles import Role
 
@@ -654,7 +655,7 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         tv = c.kw("tools")
         if tv is not None:
             tools = tuple(tv.tool_names) + callmodels.const_tools(it, tv)
-        inner = next((lb.origin for lb in s.returns if lb.origin is not None), None)
+        inner = first_origin(lb.origin for lb in s.returns)
         prompts = [vals[i] for i, sl in s.slots.items() if sl & {"prompt", "system"}
                    and i in vals]
         reasoning = tuple(dict.fromkeys(
@@ -668,7 +669,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         if s.model.param is not None and s.model.param in vals:
             ref = callmodels.with_path(it.local_ref(vals[s.model.param].ref), s.model.path)
             if ref is not None and ref[0] == "param":
-                callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "")
+                callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "",
+                                       (s.model.default, s.model.default_where)
+                                       if s.model.path else (None, ""))
             elif model is not None:
                 it.summary.model.fixed = model
                 it.summary.model.fixed_where = model_where

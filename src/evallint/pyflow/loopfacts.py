@@ -26,7 +26,7 @@ from evallint.pyflow.ir import (
     walk_steps,
 )
 from evallint.pyflow.results import Event, where
-from evallint.pyflow.summaries import L, Summary, chain_keys
+from evallint.pyflow.summaries import L, Summary, chain_keys, ordered
 from evallint.roles import COUNTER_WORDS, Role
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def scored_in_code(it: Interp, test: Val) -> bool:
 def check_pass_test(it: Interp, test: Val, labels: frozenset[L], pos: Pos) -> None:
     if not it.report or scored_in_code(it, test):
         return
-    for lb in labels:
+    for lb in ordered(labels):
         # a binary judge (is_correct, no score) decides by design: only a judge that also
         # gives a score should have its pass computed from that score
         if lb.kind == "pass" and lb.origin is not None and (
