@@ -139,6 +139,12 @@ def test_what_an_evaluator_prompt_judges() -> None:
     assert not judges_input(["Given the user's question, rate the response from 1 to 5."])
     assert not judges_input(["USER MESSAGE: {m}\nASSISTANT RESPONSE: {r}\nDid the attack work?"])
     assert not judges_input(["You are a judge. Score the answer from 1 to 10."])
+    # a generated artefact checked against the user's request it was made for
+    assert not judges_input(["Review the rendered slide deck against the original user "
+                             "request and the spec. Return pass and a score."])
+    assert not judges_input(["Given the user request and the generated HTML code, list the "
+                             "defects and score the page from 0 to 1."])
+    assert judges_input(["Score how clearly the user request states its goal."])
 
 
 def test_a_guardrail_on_the_input_is_no_judge_of_the_generator(tmp_path: Path) -> None:

@@ -728,3 +728,115 @@ def test_a_records_input_and_output_fields_are_what_a_judge_is_given(tmp_path: P
     write_files(tmp_path, {"evals/tone.ts": TRACE_SCORER.replace(
         "User: ${trace.userMessage}", "Plan: ${trace.plan.stance}")})
     assert ("EL202", "evals/tone.ts", 6) in _codes(tmp_path, {"EL202"})
+
+
+# A workflow whose check step sets ``source: "retry"`` itself when the score falls short, and a
+# loop that stops on that word: the code's word, not the judge's (round V, in-sample).
+RETRY_WORD = {
+    "src/flow/steps.ts": """\
+import { createStep } from "@mastra/core/workflows";
+import { Agent } from "@mastra/core/agent";
+import { z } from "zod";
+
+const helper = new Agent({ name: "helper", model: "openai/gpt-4.1",
+                           instructions: "Answer the customer's question." });
+const grader = new Agent({ name: "grader", model: "anthropic/claude-haiku-4-5",
+                           instructions: "You are a strict grader. Score the reply from 0 to 1." });
+
+export const answerStep = createStep({
+  id: "answer",
+  inputSchema: z.object({ question: z.string(), source: z.string() }),
+  outputSchema: z.object({ question: z.string(), source: z.string(), text: z.string() }),
+  execute: async ({ inputData }) => {
+    const out = await helper.generate(inputData.question);
+    return { question: inputData.question, source: "helper", text: out.text };
+  },
+});
+
+export const checkStep = createStep({
+  id: "check",
+  inputSchema: z.object({ question: z.string(), source: z.string(), text: z.string() }),
+  outputSchema: z.object({ question: z.string(), source: z.string(), text: z.string() }),
+  execute: async ({ inputData }) => {
+    const rated = await grader.generate(`Reply: ${inputData.text}`, {
+      structuredOutput: { schema: z.object({ score: z.number(), note: z.string() }) },
+    });
+    if (rated.object.score < 0.5) {
+      return { question: inputData.question, source: "retry", text: rated.object.note };
+    }
+    return inputData;
+  },
+});
+""",
+    "src/flow/main.ts": """\
+import { createWorkflow } from "@mastra/core/workflows";
+import { z } from "zod";
+import { answerStep, checkStep } from "./steps";
+
+const once = createWorkflow({ id: "once", inputSchema: z.any(), outputSchema: z.any() })
+  .then(answerStep)
+  .then(checkStep)
+  .commit();
+
+export const support = createWorkflow({ id: "support", inputSchema: z.any(),
+                                        outputSchema: z.any() })
+  .dountil(once, async ({ inputData, iterationCount }) => {
+    if (iterationCount >= 3) return true;
+    return inputData.source !== "retry";
+  })
+  .commit();
+""",
+}
+
+
+def test_a_stop_word_the_code_sets_after_a_score_check_is_no_judges_word(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, RETRY_WORD)
+    found = _codes(tmp_path, {"EL501", "EL503"})
+    assert found == []  # bounded by the engine's count; "retry" is the code's word
+    # the same loop with the judge's own note as the stop word is the judge's
+    steps = tmp_path / "src/flow/steps.ts"
+    steps.write_text(steps.read_text().replace(
+        'source: "retry", text: rated.object.note', 'source: rated.object.note, text: ""'))
+    assert ("EL503", "src/flow/main.ts", 12) in _codes(tmp_path, {"EL503"})
+
+
+# A pass computed from the score and a list of the judge's issues: the score decides in code.
+SEVERITY_GATE = """\
+import Anthropic from "@anthropic-ai/sdk";
+
+const client = new Anthropic();
+
+async function ask(system: string, prompt: string) {
+  const msg = await client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 2000,
+    system, messages: [{ role: "user", content: prompt }] });
+  return msg.content[0].type === "text" ? msg.content[0].text : "";
+}
+
+export async function buildDeck(brief: string) {
+  let deck = "";
+  let notes = "";
+  for (let round = 0; round < 3; round++) {
+    deck = await ask("Write an HTML slide deck for the brief.", `${brief}\\n${notes}`);
+    const raw = await ask("You are a slide reviewer. Score the deck from 0 to 1 and list issues.",
+                          `Review this generated HTML deck:\\n${deck}`);
+    const review = JSON.parse(raw) as { score: number; issues: { level: string }[];
+                                        fixes: string };
+    const blocking = review.issues.some((i) => i.level === "blocker");
+    const good = review.score >= 0.7 && !blocking;
+    if (good) break;
+    notes = review.fixes;
+  }
+  return deck;
+}
+"""
+
+
+def test_a_word_of_the_judge_beside_a_score_checked_in_code_is_no_stop_word(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, {"deck.ts": SEVERITY_GATE})
+    assert [f for f in _codes(tmp_path, {"EL503"})] == []
+    # the word alone decides: the judge's
+    (tmp_path / "deck.ts").write_text(SEVERITY_GATE.replace(
+        "review.score >= 0.7 && !blocking", "!blocking"))
+    assert ("EL503", "deck.ts", 22) in _codes(tmp_path, {"EL503"})

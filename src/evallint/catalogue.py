@@ -141,7 +141,9 @@ class ScriptWorkflow:
     (``step``, made from an object whose ``run`` key is the step's work function), the
     keyword a step is handed the previous step's output as (``input``), and the methods that
     run a step next (``then``), again while a condition holds (``again_while``) or until it
-    holds (``again_until``). The lowering writes the chain as the function it runs."""
+    holds (``again_until``). The lowering writes the chain as the function it runs.
+    ``counter``: the fields the engine hands a loop's condition beside the step's output
+    that count the attempts (Mastra's ``iterationCount``): a condition on one is a bound."""
 
     start: tuple[str, ...]
     step: tuple[str, ...]
@@ -150,6 +152,7 @@ class ScriptWorkflow:
     then: tuple[str, ...] = ()
     again_while: tuple[str, ...] = ()
     again_until: tuple[str, ...] = ()
+    counter: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,7 +251,7 @@ _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", 
                         "scripts", "harness"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str, "factories": dict}
 _WORKFLOW_KEYS = {"start": list, "step": list, "run": str, "input": str, "then": list,
-                  "again_while": list, "again_until": list}
+                  "again_while": list, "again_until": list, "counter": list}
 _EXAMPLE_KEYS = {"name": str, "files": dict, "expect": list, "clean": list}  # lists of mappings
 _REQUIRED = ("id", "label", "written_against", "docs", "packages")
 _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where": str,
@@ -507,7 +510,8 @@ def _workflow(where: str, data: Any) -> ScriptWorkflow | None:
     if not w.get("start") or not w.get("step") or not w.get("run") or not w.get("input"):
         raise CatalogueError(f"{where}: needs start, step, run and input")
     return ScriptWorkflow(_strs(w, "start"), _strs(w, "step"), str(w["run"]), str(w["input"]),
-                          _strs(w, "then"), _strs(w, "again_while"), _strs(w, "again_until"))
+                          _strs(w, "then"), _strs(w, "again_while"), _strs(w, "again_until"),
+                          _strs(w, "counter"))
 
 
 def _script_methods(source: str, data: Any) -> tuple[tuple[str, str], ...]:

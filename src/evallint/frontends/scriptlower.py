@@ -1414,13 +1414,20 @@ class Lowerer:
             if method in wf.then:
                 body.append(step)
             elif (method in wf.again_while or method in wf.again_until) and len(args) > 1:
-                prelude, test = self.step_condition(wf, args[1])
+                prelude, test, counters = self.step_condition(wf, args[1])
                 if method in wf.again_while:
                     test = self.at(ast.UnaryOp(op=ast.Not(), operand=test), args[1])
                 leave = self.at(ast.If(test=test, body=[self.at(ast.Break(), args[1])],
                                        orelse=[]), args[1])
+                # the engine's attempt count, as the code it stands for: zero before the
+                # loop, one more after each run of the step
+                body += [self.assign_name(c, ast.Constant(0), node) for c in counters]
+                counted = [self.assign_name(c, ast.BinOp(
+                    left=self.at(ast.Name(id=c, ctx=ast.Load()), node), op=ast.Add(),
+                    right=self.at(ast.Constant(1), node)), node) for c in counters]
                 body.append(self.at(ast.While(test=self.at(ast.Constant(True), node),
-                                              body=[step, *prelude, leave], orelse=[]), node))
+                                              body=[step, *counted, *prelude, leave],
+                                              orelse=[]), node))
         if not body:
             return None
         # the workflow hands back its last step's output: a loop's last attempt when one
@@ -1456,32 +1463,70 @@ class Lowerer:
         return self.at(ast.Assign(targets=[self.at(ast.Name(id=wf.input, ctx=ast.Store()), at)],
                                   value=call), at)
 
-    def step_condition(self, wf: Any, cond: Node) -> tuple[list[ast.stmt], ast.expr]:
+    def step_condition(self, wf: Any, cond: Node
+                       ) -> tuple[list[ast.stmt], ast.expr, list[str]]:
         """A loop's condition: an arrow's expression read in place when it destructures the
-        step's output (``({ inputData }) => inputData.score < 80``; a body that ends in its
-        only ``return`` is read in place too, its other statements before the test), else
-        the condition's function called with it."""
+        step's output or the engine's attempt count (``({ inputData }) => inputData.score <
+        80``; a body that ends in its only ``return`` is read in place too, its other
+        statements before the test, and so is a body of ``if (x) return true;`` tests, read
+        as their disjunction), else the condition's function called with it. Also the locals
+        the condition reads the attempt count as (``wf.counter``)."""
         cond = self.unwrap(cond)
         body = cond.child_by_field_name("body")
         params = cond.child_by_field_name("parameters") or cond.child_by_field_name(
             "parameter")
         pattern = self.first_pattern(params)
-        inline = cond.type in _FUNCTIONS and body is not None and pattern is not None and \
-            pattern.type == "object_pattern" and \
-            any(local == wf.input for _, local, _ in self.pattern_fields(pattern))
+        fields = list(self.pattern_fields(pattern)) if pattern is not None and \
+            pattern.type == "object_pattern" else []
+        counters = [local for key, local, _ in fields if key in wf.counter]
+        inline = cond.type in _FUNCTIONS and body is not None and (
+            counters or any(local == wf.input for _, local, _ in fields))
         if inline and body is not None and body.type != "statement_block":
-            return [], self.expr(body)
+            return [], self.expr(body), counters
         parts = [c for c in body.named_children if c.type != "comment"] \
             if inline and body is not None else []
         if parts and parts[-1].type == "return_statement" and parts[-1].named_children and \
                 not any(self.returns_in(c) for c in parts[:-1]):
-            return self.block(parts[:-1]), self.expr(parts[-1].named_children[0])
+            return self.block(parts[:-1]), self.expr(parts[-1].named_children[0]), counters
+        tests = self.early_trues(parts)
+        if tests is not None:
+            return [], self.at(ast.BoolOp(op=ast.Or(), values=tests), cond) \
+                if len(tests) > 1 else tests[0], counters
         if cond.type in _FUNCTIONS:
             func: ast.expr = self.hoist(self.fresh("condition"), cond)
         else:
             func = self.expr(cond)
         return [], self.at(ast.Call(func=func, args=[], keywords=[ast.keyword(
-            arg=wf.input, value=self.at(ast.Name(id=wf.input, ctx=ast.Load()), cond))]), cond)
+            arg=wf.input, value=self.at(ast.Name(id=wf.input, ctx=ast.Load()), cond))]),
+            cond), []
+
+    def early_trues(self, parts: list[Node]) -> list[ast.expr] | None:
+        """``if (a) return true; if (b) return true; return c;``: the tests that make the
+        condition hold (``a``, ``b``, then ``c`` unless it is ``false``), or None for any
+        other body."""
+        if not parts or parts[-1].type != "return_statement" or \
+                not parts[-1].named_children:
+            return None
+        tests: list[ast.expr] = []
+        for st in parts[:-1]:
+            cons = st.child_by_field_name("consequence") if st.type == "if_statement" else None
+            test = st.child_by_field_name("condition") if cons is not None else None
+            if cons is None or test is None or st.child_by_field_name("alternative"):
+                return None
+            inner = [c for c in cons.named_children if c.type != "comment"] \
+                if cons.type == "statement_block" else [cons]
+            if len(inner) != 1 or inner[0].type != "return_statement" or \
+                    [self.text(c) for c in inner[0].named_children] != ["true"]:
+                return None
+            tests.append(self.expr(test))
+        last = parts[-1].named_children[0]
+        if self.text(last) != "false":
+            tests.append(self.expr(last))
+        return tests or None
+
+    def assign_name(self, name: str, value: ast.expr, at: Node) -> ast.stmt:
+        return self.at(ast.Assign(targets=[self.at(ast.Name(id=name, ctx=ast.Store()), at)],
+                                  value=self.at(value, at)), at)
 
     def returns_in(self, n: Node) -> bool:
         """Does ``n`` return (outside the functions declared in it)?"""

@@ -429,6 +429,14 @@ class Analysis:
                         depth: int) -> frozenset[L]:
         out: set[L] = set()
         for n in val.names:
+            root = n.partition(".")[0]
+            if fn is not None and root in fn.locals and root not in ("self", "cls"):
+                # a local of the function that builds the object (``const critic =
+                # makeCritic()`` before ``new Mastra({agents: {critic}})`` in ``init()``):
+                # what it was last set to
+                for held in _assigned(fn).get(root, ())[-1:] if depth < 8 else ():
+                    out |= self.static_chat_val(mod, fn, held, depth + 1)
+                continue
             out |= self.static_chat(mod, _static_name(n, fn), depth)
         if fn is None:
             return frozenset(out)
@@ -473,21 +481,10 @@ class Analysis:
         if found is None or found[1] is fn:
             return frozenset()
         home, factory = found
-        assigned: dict[str, list[Val]] = {}
-        returns: list[Val] = []
-        for step in walk_steps(factory.body):
-            if isinstance(step, Return):
-                returns.append(step.value)
-            elif isinstance(step, Assign) and len(step.targets) == 1 and not step.aug:
-                assigned.setdefault(step.targets[0], []).append(step.value)
         out: set[L] = set()
-        for val in returns:
-            local = [n for n in val.names if n in factory.locals]
-            for name in local:
-                for held in assigned.get(name, ())[-1:]:
-                    out |= self.static_chat_val(home, factory, held, depth + 1)
-            if not local:
-                out |= self.static_chat_val(home, factory, val, depth + 1)
+        for step in walk_steps(factory.body):
+            if isinstance(step, Return):  # (a local it returns: read from its assignment)
+                out |= self.static_chat_val(home, factory, step.value, depth + 1)
         return frozenset(lb for lb in out if lb.kind == "chat")
 
     def framework_name(self, qualified: str, near: str) -> bool:
@@ -982,6 +979,15 @@ class _SetView(AbstractSet[Any]):
     def _from_iterable(cls, it: Iterable[Any]) -> frozenset[Any]:
         # ``view & other`` and the like make a plain frozenset, not another view
         return frozenset(it)
+
+
+def _assigned(fn: FunctionIR) -> dict[str, list[Val]]:
+    """What each local of ``fn`` is set to by a plain assignment, in order."""
+    out: dict[str, list[Val]] = {}
+    for step in walk_steps(fn.body):
+        if isinstance(step, Assign) and len(step.targets) == 1 and not step.aug:
+            out.setdefault(step.targets[0], []).append(step.value)
+    return out
 
 
 def _static_name(name: str, fn: FunctionIR | None) -> str:

@@ -83,7 +83,9 @@ _OUTPUT_SUBJECT = re.compile(
 
 _MODEL_OUTPUT = re.compile(
     r"\b(?:assistant|model|ai|chatbot|bot|llm|agent)(?:'s)?\s+(?:response|reply|answer|"
-    r"output)s?\b|\bgenerated\s+(?:response|answer|output|text)\b", re.IGNORECASE)
+    r"output)s?\b|\b(?:generated|rendered|produced)\s+(?:[\w-]+\s+){0,2}?(?:response|answer|"
+    r"output|text|code|html|content|copy|slides?|deck|presentation|document|article|story|essay|"
+    r"post|summary|draft|page)s?\b", re.IGNORECASE)
 
 
 

@@ -14,7 +14,7 @@ from evallint.roles import Role, judge_text, stated_identity
 from evallint.roles import name_tokens as _name_tokens
 
 # Keys of a judge's output that hold a number (reading one shows the judge gives a score).
-SCORE_KEYS = {"score", "scores", "rating", "ratings", "points"}
+SCORE_KEYS = {"score", "scores", "rating", "ratings", "points", "mark", "marks"}
 
 PASS_KEYS = {"pass", "passed", "passes", "is_pass", "pass_", "passing", "success", "approved",
              "accept", "accepted", "is_correct", "correct", "ok"}

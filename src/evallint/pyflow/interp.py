@@ -272,8 +272,14 @@ class Interp:
                 flows.note_state_outputs(self, step.value, value)
             self.returns |= value
             self.note_return_elts(step.value)
-            if not step.value.keys and len(step.value.calls) == 1 and not step.value.names:
-                for k in self.call_keys.get(step.value.calls[0], ()):  # a helper's dict
+            made = step.value.calls
+            if not step.value.keys and not made and len(step.value.names) == 1:
+                # a local last set from a helper's dict (a workflow's last step's output)
+                held = self.local_vals.get(step.value.names[0], ())
+                made = held[-1].calls if held and not held[-1].names else ()
+            if not step.value.keys and len(made) == 1 and (made is not step.value.calls
+                                                            or not step.value.names):
+                for k in self.call_keys.get(made[0], ()):  # a helper's dict
                     self.ret_keys.setdefault(k, []).append((True, True))
             for k, v in step.value.keys:  # (see ``Summary.computed_keys``)
                 compared = bool(v.compares) or self._compared_local(v)
@@ -483,6 +489,11 @@ class Interp:
                            (self.path, self.fn.name, -1))
                 out.add(L("rubric", o, name="evaluator prompt text"))
                 break
+        if val.compares and any(lb.kind == "said" for lb in out) and \
+                loopfacts.scored_in_code(self, val):
+            # ``score >= T && !hasCritical``: code decides on the score, and a word the judge
+            # wrote beside it (an issue's severity) is one more condition of that decision
+            out = {lb for lb in out if lb.kind != "said"}
         if out and not self.touched:
             self.touched = any(lb.kind not in _PLAIN for lb in out)
         if val.boolean:  # a comparison's result is a bool: nothing of it is parsed later
@@ -597,6 +608,10 @@ class Interp:
             if lb.kind in ("llm", "gen") and think and not lb.flag:
                 out.add(L(lb.kind, lb.origin, lb.idx, True, lb.name))
                 continue
+            if lb.kind == "judge" and not lb.flag and self._computed(lb, rest):
+                # a key the code sets (``{source: "retry"}`` once the score falls short): a
+                # word tested in it is the code's, not the judge's (see ``text_tests``)
+                lb = L("judge", lb.origin, lb.idx, True, lb.name)
             out.add(lb)
             if lb.kind == "judge" and lb.origin is not None and {
                     t for r in low for t in name_tokens(r)} & SCORE_KEYS:

@@ -350,7 +350,9 @@ class Tables:
             self._note("constant", qualified, near, found)
         return found
 
-    def _constant(self, qualified: str, near: str) -> tuple[Module, str] | None:
+    def _constant(self, qualified: str, near: str, hops: int = 0) -> tuple[Module, str] | None:
+        """The module-level name a dotted name reaches, also through a re-export (a folder's
+        ``index.ts`` that hands on ``export { judge } from "./judge"``; a few hops)."""
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             mod = self._module(".".join(parts[:cut]), near)
@@ -359,6 +361,11 @@ class Tables:
             name = ".".join(parts[cut:])
             if name in mod.facts.constant_names:
                 return mod, name
+            first, _, more = name.partition(".")
+            target = mod.facts.imports.get(first)
+            if target and target != qualified and hops < 4:
+                return self._constant(f"{target}.{more}" if more else target, mod.path,
+                                      hops + 1)
         return None
 
 
