@@ -840,3 +840,100 @@ def test_a_word_of_the_judge_beside_a_score_checked_in_code_is_no_stop_word(
     (tmp_path / "deck.ts").write_text(SEVERITY_GATE.replace(
         "review.score >= 0.7 && !blocking", "!blocking"))
     assert ("EL503", "deck.ts", 22) in _codes(tmp_path, {"EL503"})
+
+
+# A lazily made model object built on the factory's parameter, run by a helper whose own
+# option (with a default) picks it; the judge and the writer leave the option out (round V).
+LAZY_FACTORY = {
+    "lib/llm.ts": """\
+import { ChatAnthropic } from "@langchain/anthropic";
+
+let cached: ChatAnthropic | null = null;
+
+const shared = (name: string) => {
+  if (!cached) {
+    cached = new ChatAnthropic({ model: name, maxTokens: 4000 });
+  }
+  return cached;
+};
+
+export async function complete({ system, user, modelName = "claude-sonnet-4-5" }:
+                               { system: string; user: string; modelName?: string }) {
+  const llm = shared(modelName);
+  const out = await llm.invoke([["system", system], ["human", user]]);
+  return String(out.content);
+}
+""",
+    "lib/pipeline.ts": """\
+import { complete } from "./llm";
+
+export async function draftAndCheck(spec: string) {
+  const code = await complete({ system: "You write TypeScript modules to the spec given.",
+                                user: spec });
+  const review = await complete({
+    system: "You are a strict code reviewer. Score the module from 0 to 100.",
+    user: `<module>${code}</module>` });
+  return { code, review };
+}
+""",
+}
+
+
+def test_an_object_a_factory_builds_on_its_parameter_takes_the_model_each_call_gives(
+        tmp_path: Path) -> None:
+    write_files(tmp_path, LAZY_FACTORY)
+    assert _codes(tmp_path, {"EL301"}) == [("EL301", "lib/pipeline.ts", 6)]
+    # the reviewer picks another model through the option
+    pipeline = tmp_path / "lib/pipeline.ts"
+    pipeline.write_text(pipeline.read_text().replace(
+        "user: `<module>${code}</module>` });",
+        "user: `<module>${code}</module>`, modelName: \"claude-haiku-4-5\" });"))
+    assert _codes(tmp_path, {"EL301"}) == []
+
+
+# A wrapper that spreads its options into the inner helper's and forwards the model it took
+# out of them: a judge's own model reaches the inner call (round U's false EL301, in-sample).
+SPREAD_OPTIONS = {
+    "ai/core.ts": """\
+import OpenAI from "openai";
+
+const client = new OpenAI();
+
+type Opts = { model?: string; temperature?: number; label?: string };
+
+export async function chat(prompt: string, options: Opts = {}) {
+  const { model = "gpt-4.1", temperature = 0.2 } = options;
+  const r = await client.chat.completions.create({ model, temperature,
+    messages: [{ role: "user", content: prompt }] });
+  return r.choices[0].message.content ?? "";
+}
+
+export async function chatJson(prompt: string, options: Opts = {}) {
+  const text = await chat(`${prompt}\\nReply in JSON.`, { ...options, temperature: 0 });
+  return JSON.parse(text);
+}
+
+export async function routed(prompt: string, options: Opts = {}) {
+  const { label, model, ...rest } = options;
+  return chatJson(prompt, { ...rest, model });
+}
+""",
+    "ai/use.ts": """\
+import { routed } from "./core";
+
+export async function essayAndGrade(topic: string) {
+  const essay = await routed(`Write an essay about ${topic}.`);
+  const grade = await routed(`You are a strict grader. Score this essay from 1 to 10: ${essay}`,
+                             { model: "gpt-4.1-mini" });
+  return { essay, grade };
+}
+""",
+}
+
+
+def test_a_model_passed_through_spread_options_reaches_the_inner_call(tmp_path: Path) -> None:
+    write_files(tmp_path, SPREAD_OPTIONS)
+    assert _codes(tmp_path, {"EL301"}) == []  # the grader runs on gpt-4.1-mini
+    use = tmp_path / "ai/use.ts"
+    use.write_text(use.read_text().replace('{ model: "gpt-4.1-mini" }', '{ label: "grade" }'))
+    assert _codes(tmp_path, {"EL301"}) == [("EL301", "ai/use.ts", 5)]  # the default, both

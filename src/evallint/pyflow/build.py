@@ -27,6 +27,7 @@ from evallint.pyflow.ir import (
     If,
     Loop,
     Param,
+    Ref,
     Return,
     Step,
     Val,
@@ -681,6 +682,7 @@ class Builder:
         tools: list[str] = []
         role = content = None
         keyed: list[tuple[str, Val]] = []
+        spreads: list[Ref] = []
         for k, val in zip(node.keys, node.values, strict=True):
             if k is not None:
                 key = self.expr(k, fn)
@@ -695,12 +697,17 @@ class Builder:
                 elif key.text == "content":
                     content = value
             else:  # ``**mapping``
-                vals.append(self.expr(val, fn))
+                spread = self.expr(val, fn)
+                vals.append(spread)
+                if spread.ref is not None and spread.ref[0] == "name":
+                    spreads.append(spread.ref)
         m = merge(vals)
         system = m.system
         if role in _SYSTEM_ROLES and content is not None:
             system += content.names
-        return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), None,
+        # ``{...options, jsonMode: true}``: a key not written here is the spread mapping's
+        ref: Ref | None = ("spread", spreads[0]) if len(spreads) == 1 else None
+        return Val(m.names, m.calls, None, m.strings, m.tool_names + tuple(tools), ref,
                    m.compares, False, m.chained, m.scored, system=system, matches=m.matches,
                    keys=tuple(keyed[:16]))
 

@@ -162,6 +162,21 @@ def model_param(it: Interp, idx: int, path: str = "",
         it.summary.model.default, it.summary.model.default_where = inherited
 
 
+def passed_on(it: Interp, s: Summary, given: Val) -> bool:
+    """What this function hands the parameter of helper ``s`` that picks its model is its own
+    parameter (or that parameter's field, also as an options literal's field: ``{...rest,
+    model}`` where ``model`` came out of its own options): its callers pick the model, and
+    a field they leave out takes the helper's default. True when so (noted in the summary)."""
+    held = field_of(given, s.model.path) if s.model.path else None
+    ref = it.local_ref(held.ref) if held is not None else \
+        with_path(it.local_ref(given.ref), s.model.path)
+    if ref is None or ref[0] != "param":
+        return False
+    model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "",
+                (s.model.default, s.model.default_where) if s.model.path else (None, ""))
+    return True
+
+
 def param_model(it: Interp, ctor: Origin) -> bool:
     """A model object this function builds on its parameter (``getGenerativeModel({model})``
     where ``const {model = "gemini-2.5-flash"} = opts``): the parameter picks the model of the
@@ -209,6 +224,8 @@ def with_path(ref: Ref | None, path: str) -> Ref | None:
     ``DEFAULT_CONFIG.models.judge``); None when it cannot be said."""
     if not path or ref is None:
         return ref
+    if ref[0] == "spread":  # a field the literal leaves to the mapping it spreads
+        return with_path(ref[1], path)
     if ref[0] == "name":
         return ("name", f"{ref[1]}.{path}")
     if ref[0] == "new":
@@ -224,7 +241,8 @@ def helper_model(it: Interp, s: Summary, vals: dict[int, Val]) -> tuple[str | No
         given = vals[m.param]
         if m.path:  # the field of the settings object passed
             if given.keys and m.default is not None and "." not in m.path and \
-                    m.path not in {k for k, _ in given.keys}:
+                    m.path not in {k for k, _ in given.keys} and \
+                    not (given.ref is not None and given.ref[0] == "spread"):
                 return m.default, m.default_where  # an options literal that leaves it out
             return field_model(it, replace(given, ref=it.local_ref(given.ref)), m.path)
         value, how = model_of_val(it, given)

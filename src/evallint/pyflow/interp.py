@@ -449,6 +449,8 @@ class Interp:
             return ("fmt", ref[1], self.local_ref(ref[2]), ref[3])
         if ref is not None and ref[0] == "or":
             return ("or", self.local_ref(ref[1]), ref[2])
+        if ref is not None and ref[0] == "spread":
+            return ("spread", self.local_ref(ref[1]))
         if ref is None or ref[0] != "name":
             return ref
         if ref[1] in self.refs:

@@ -455,15 +455,20 @@ def chat_object(it: Interp, c: CallIR, mod: Module, fn: FunctionIR,
                 model_of: Callable[[Val | None], tuple[str | None, str]]) -> frozenset[L]:
     """A chat model constructor: ``ChatOpenAI(model=...)``, ``init_chat_model("...")``."""
     key = (mod.path, fn.name, c.id)
+    row = CAT.object_row(qualify(c.func, mod.facts.imports))
+    val = model_value(row.model if row is not None else None, c)
     if key not in it.an.chats:
-        row = CAT.object_row(qualify(c.func, mod.facts.imports))
-        val = model_value(row.model if row is not None else None, c)
         found = it.an.resolve_ref(val.ref, mod, fn.cls) if val is not None else (None, "")
         it.an.set_state("chats", key, found if found[0] is not None else model_of(val))
         if val is not None and it.fn is fn and fn.name != "<module>" and any(
                 lb.kind == "param" and not (fn.is_method and lb.idx == 0)
                 for lb in it.peek(val)):
             it.an.add_state("varying", (key,))
+    ref = it.local_ref(val.ref) if val is not None and it.fn is fn else None
+    if ref is not None and ref[0] == "param" and it.summary.model.param is None:
+        # a factory that builds the object on its parameter (``baseModel(name)`` making
+        # ``new ChatGoogleGenerativeAI({model: name})``): each call's argument picks the model
+        callmodels.model_param(it, int(ref[1]), str(ref[2]) if len(ref) > 2 else "")
     what = f"the `{c.func.rsplit('.', 1)[-1]}` object"
     return frozenset({L("chat", Origin(mod.path, c.pos, what, key))})
 
@@ -667,12 +672,7 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             it.summary.reasoning = tuple(dict.fromkeys(it.summary.reasoning
                                                        + reasoning))
         if s.model.param is not None and s.model.param in vals:
-            ref = callmodels.with_path(it.local_ref(vals[s.model.param].ref), s.model.path)
-            if ref is not None and ref[0] == "param":
-                callmodels.model_param(it, int(ref[1]), ref[2] if len(ref) > 2 else "",
-                                       (s.model.default, s.model.default_where)
-                                       if s.model.path else (None, ""))
-            elif model is not None:
+            if not callmodels.passed_on(it, s, vals[s.model.param]) and model is not None:
                 it.summary.model.fixed = model
                 it.summary.model.fixed_where = model_where
         elif s.model.fixed or s.model.default:
@@ -733,6 +733,8 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         it.call_elts[c.id] = tuple(returned(s, e, by_param, role, origin) | extra
                                    for e in s.return_elts)
     out = returned(s, s.returns, by_param, role, origin) | extra
+    if not s.llm and s.model.param is not None:
+        out = _made_here(it, c, s, mod, fn, vals, out)
     if s.computed_keys and not s.llm:
         # ``summarize(evaluation)`` returning ``{passed: e.score >= 3}``: those keys of what
         # it hands back are computed in code from the judge's output, not said by the judge
@@ -742,6 +744,29 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
                 if not s.computed_keys <= have:
                     it.an.set_state("computed_fields", lb.origin.key, have | s.computed_keys)
     return out
+
+
+def _made_here(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR,
+               vals: dict[int, Val], out: frozenset[L]) -> frozenset[L]:
+    """The chat objects a factory builds on its parameter (``baseModel(modelName)``), made at
+    this call on the model it is given: a model that resolves is this call's object's, and one
+    that is this function's own parameter makes it a factory too (its callers pick)."""
+    made = {lb for lb in out if lb.kind == "chat" and lb.origin is not None
+            and lb.origin.key[:2] == (mod.path, fn.name)}
+    if not made:
+        return out
+    model, model_where = callmodels.helper_model(it, s, vals)
+    key = (it.path, it.fn.name, c.id)
+    if model is not None:
+        it.an.set_state("chats", key, (model, model_where))
+    else:
+        if s.model.param is not None and s.model.param in vals and \
+                it.summary.model.param is None:
+            callmodels.passed_on(it, s, vals[s.model.param])
+        return out
+    # (re-rooted at this call: the object's model is the one given here)
+    return (out - made) | {L("chat", Origin(it.path, c.pos, lb.origin.what, key, (), lb.origin),
+                             flag=lb.flag) for lb in made if lb.origin is not None}
 
 
 def _made_model(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR
