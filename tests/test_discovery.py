@@ -21,6 +21,9 @@ from tests.conftest import write_files
         ("nb/eval.ipynb", None, FileKind.NOTEBOOK),
         ("t/judge.j2", None, FileKind.JINJA),
         ("t/judge.hbs", None, FileKind.MUSTACHE),
+        ("t/judge.md.hbs", None, FileKind.MUSTACHE),
+        ("cli/templates/tools/judge.tool.ts.hbs", None, None),  # a scaffold's code template
+        ("gen/{{name}}.agent.py.hbs", None, None),
         ("x/judge.prompt.md", None, FileKind.PROMPT),
         ("prompts/judge.md", None, FileKind.PROMPT),
         ("prompts/generator.txt", None, FileKind.PROMPT),

@@ -143,7 +143,9 @@ class ScriptWorkflow:
     run a step next (``then``), again while a condition holds (``again_while``) or until it
     holds (``again_until``). The lowering writes the chain as the function it runs.
     ``counter``: the fields the engine hands a loop's condition beside the step's output
-    that count the attempts (Mastra's ``iterationCount``): a condition on one is a bound."""
+    that count the attempts (Mastra's ``iterationCount``): a condition on one is a bound.
+    ``methods``: a step object's methods that run its work function when the code calls them
+    itself (pickaxe's ``judgeFacts.run(input)``)."""
 
     start: tuple[str, ...]
     step: tuple[str, ...]
@@ -153,6 +155,7 @@ class ScriptWorkflow:
     again_while: tuple[str, ...] = ()
     again_until: tuple[str, ...] = ()
     counter: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -251,7 +254,7 @@ _ROW_LISTS = frozenset({"objects", "calls", "configure", "context", "examples", 
                         "scripts", "harness"})
 _SCRIPT_KEYS = {"package": str, "module": str, "default": str, "factories": dict}
 _WORKFLOW_KEYS = {"start": list, "step": list, "run": str, "input": str, "then": list,
-                  "again_while": list, "again_until": list, "counter": list}
+                  "again_while": list, "again_until": list, "counter": list, "methods": list}
 _EXAMPLE_KEYS = {"name": str, "files": dict, "expect": list, "clean": list}  # lists of mappings
 _REQUIRED = ("id", "label", "written_against", "docs", "packages")
 _MODEL_KEYS = {"keywords": list, "position": int, "default": str, "default_where": str,
@@ -507,11 +510,12 @@ def _workflow(where: str, data: Any) -> ScriptWorkflow | None:
     if data is None:
         return None
     w = _check(where, data, _WORKFLOW_KEYS)
-    if not w.get("start") or not w.get("step") or not w.get("run") or not w.get("input"):
-        raise CatalogueError(f"{where}: needs start, step, run and input")
+    if not (w.get("start") or w.get("methods")) or not w.get("step") or not w.get("run") \
+            or not w.get("input"):
+        raise CatalogueError(f"{where}: needs step, run, input and start or methods")
     return ScriptWorkflow(_strs(w, "start"), _strs(w, "step"), str(w["run"]), str(w["input"]),
                           _strs(w, "then"), _strs(w, "again_while"), _strs(w, "again_until"),
-                          _strs(w, "counter"))
+                          _strs(w, "counter"), _strs(w, "methods"))
 
 
 def _script_methods(source: str, data: Any) -> tuple[tuple[str, str], ...]:
@@ -629,6 +633,11 @@ class Catalogue:
         self.script_methods = {k: v for fw in fws for k, v in fw.script_methods}
         self.script_builders = frozenset(m for fw in fws for m in fw.script_builders)
         self.script_workflows = tuple(fw.script_workflow for fw in fws if fw.script_workflow)
+        # a step object's method -> the work function keys it runs (``step.run(x)``)
+        self.step_methods: dict[str, tuple[str, ...]] = {}
+        for wf in self.script_workflows:
+            for m in wf.methods:
+                self.step_methods[m] = (*self.step_methods.get(m, ()), wf.run)
         # (the longest path first: ``/v1/chat/completions`` before a shorter one it contains)
         self.script_endpoints = tuple(sorted(((k, v) for fw in fws for k, v in fw.script_endpoints),
                                              key=lambda kv: -len(kv[0])))

@@ -36,6 +36,9 @@ _EXT = {
     ".mjs": FileKind.JAVASCRIPT,
     ".cjs": FileKind.JAVASCRIPT,
 }
+# what a template named ``x.<ext>.hbs`` renders as: source code a scaffolding tool writes out
+_CODE_EXTS = {".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".py", ".json", ".yaml", ".yml",
+              ".toml", ".html", ".css", ".go", ".rs", ".java", ".sh"}
 # type declarations and bundles: no code of anyone's to check
 _NOT_SOURCE = (".d.ts", ".d.mts", ".d.cts", ".min.js", ".min.mjs", ".min.cjs")
 _PROMPT_DIRS = {"prompts", "prompt", "prompt_templates", "prompt-templates"}
@@ -79,6 +82,9 @@ def classify(rel: str, text_head: str | None = None, *, templates: tuple[str, ..
     if suffix in _EXT:
         if name.endswith(_NOT_SOURCE):
             return None
+        if _EXT[suffix] is FileKind.MUSTACHE and PurePosixPath(name[: -len(suffix)]).suffix in \
+                _CODE_EXTS:
+            return None  # ``judge.tool.ts.hbs``: a scaffold's code template, not a prompt
         return _EXT[suffix]
 
     if suffix in _YAML_EXTS:

@@ -265,6 +265,11 @@ class Analysis:
                         builds_llm_object(const[0].facts, const[1]):
                     hit = True  # ``from agent import wikipedia_agent``: an LLM object
                     break
+                if any((h := tables.function_name(f"{name}__{run}", f.path)) is not None
+                       and (h[0].path, h[1]) in helpers
+                       for runs in CAT.step_methods.values() for run in runs):
+                    hit = True  # ``import { checkNotes }``: a step whose work calls an LLM
+                    break
                 owner = tables.owner(name, f.path) if mod is None else None
                 if owner is not None and owner.path in helper_modules and \
                         name.startswith(owner.name + ".") and any(

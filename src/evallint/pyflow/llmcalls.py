@@ -212,6 +212,20 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         return framework_object(it, c, row)
     if it.an.is_extractor(c.func):
         return sanitize(frozenset().union(recv, *args, *kws.values()))
+    if kind in ("fn", "ext", "method", "builtin") and c.func.rsplit(".", 1)[-1] in \
+            CAT.step_methods:
+        step = _step_work(it, c, kind, name)
+        if step is not None:  # ``judgeFacts.run(input)``: the step's work function runs
+            names = {p.name for p in step[1].params}
+            if c.kwargs and not c.args and not names & set(kws):
+                # (``run({query, facts})``, its object literal lowered as keywords, is the
+                # one input of ``fn: async (input) => ...``)
+                packed = Val(names=tuple(n for _, v in c.kwargs for n in v.names),
+                             calls=tuple(i for _, v in c.kwargs for i in v.calls),
+                             keys=c.kwargs)
+                return user_call(it, replace(c, args=(packed,), kwargs=()), step[0], step[1],
+                                 [frozenset().union(*kws.values())], {})
+            return user_call(it, c, step[0], step[1], args, kws)
     if kind in ("fn", "ext"):
         found = it.an.tables.function(name, it.path)
         if found is not None and (found[0].path in it.an.relevant
@@ -576,6 +590,26 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     effective.record(it, c, c.func, role, evidence, inputs, model, model_where, (), origin,
                      own_role=False, obj=_one_object(it, ctor))
     return effective.output(role, origin, structured)
+
+
+def _step_work(it: Interp, c: CallIR, kind: str, name: str
+               ) -> tuple[Module, FunctionIR] | None:
+    """The work function of a workflow step object a method of it runs (``judgeFacts.run(x)``
+    where ``judgeFacts = pickaxe.tool({fn})``: the lowering wrote ``judgeFacts__fn``), here
+    or in the module it is imported from; None for any other object's method."""
+    base, _, method = (name if kind == "ext" else c.func).rpartition(".")
+    if not base or c.func.count(".") != 1:
+        return None  # (``a.b.run()``: not a step object's own method)
+    if kind != "ext":
+        if base in it.labels or base in it.fn.locals or base not in it.mod.facts.constant_names:
+            return None
+        base = f"{it.mod.name}.{base}"
+    for run in CAT.step_methods.get(method, ()):
+        found = it.an.tables.function(f"{base}__{run}", it.path)
+        if found is not None and (found[0].path in it.an.relevant
+                                  or (found[0].path, found[1].name) in it.an.summaries):
+            return found
+    return None
 
 
 def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[frozenset[L]],
