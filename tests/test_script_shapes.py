@@ -937,3 +937,84 @@ def test_a_model_passed_through_spread_options_reaches_the_inner_call(tmp_path: 
     use = tmp_path / "ai/use.ts"
     use.write_text(use.read_text().replace('{ model: "gpt-4.1-mini" }', '{ label: "grade" }'))
     assert _codes(tmp_path, {"EL301"}) == [("EL301", "ai/use.ts", 5)]  # the default, both
+
+
+# A search loop that hands back only whether a judged attempt won: a bool, not the attempt.
+WON_FLAG = """\
+import OpenAI from "openai";
+
+const ai = new OpenAI();
+
+async function ask(model: string, content: string) {
+  const r = await ai.chat.completions.create({ model, messages: [{ role: "user", content }] });
+  return r.choices[0].message.content ?? "";
+}
+
+export async function hunt(goal: string, feedback = "") {
+  let winner: string | null = null;
+  let route = "";
+  for (let hop = 0; hop < 5 && !winner; hop++) {
+    route = await ask("gpt-4.1", `Propose a route to: ${goal}. ${feedback}`);
+    const verdict = await ask("gpt-4.1-mini",
+      `You are a strict judge. Score this route from 1 to 10: <route>${route}</route>`);
+    if (Number(verdict) >= 8) winner = route;
+    feedback = verdict;
+  }
+  return { found: !!winner, tries: 5 };
+}
+"""
+
+
+def test_a_record_of_whether_an_attempt_won_is_not_the_last_attempt(tmp_path: Path) -> None:
+    write_files(tmp_path, {"hunt.ts": WON_FLAG})
+    assert _codes(tmp_path, {"EL502"}) == []
+    (tmp_path / "hunt.ts").write_text(WON_FLAG.replace("{ found: !!winner, tries: 5 }",
+                                                       "{ found: route, tries: 5 }"))
+    assert _codes(tmp_path, {"EL502"}) == [("EL502", "hunt.ts", 20)]
+
+
+# A wrapper taking one options object, called with an object literal (lowered as keywords),
+# on a model kept in a config object of constants imported from a settings file.
+OPTIONS_OBJECT = {
+    "src/llm/client.ts": """\
+import Anthropic from "@anthropic-ai/sdk";
+import { REVIEW_MODEL } from "../settings";
+
+export const MODELS = { review: REVIEW_MODEL, draft: REVIEW_MODEL };
+
+const sdk = new Anthropic();
+
+export async function ask(opts: { model?: string; system: string; prompt: string }) {
+  const model = opts.model || MODELS.review;
+  const r = await sdk.messages.create({ model, max_tokens: 1200, system: opts.system,
+    messages: [{ role: "user", content: opts.prompt }] });
+  return r.content[0].type === "text" ? r.content[0].text : "";
+}
+""",
+    "src/settings.ts": ('export const REVIEW_MODEL = process.env.REVIEW_MODEL ?? '
+                        '"claude-sonnet-4-5";\n'),
+    "src/jobs/brief.ts": """\
+import { ask, MODELS } from "../llm/client";
+
+export async function brief(doc: string) {
+  const summary = await ask({ model: MODELS.draft, system: "Summarise the document.",
+                              prompt: doc });
+  const check = await ask({ model: MODELS.review,
+                            system: "You are a strict grader. Score the summary from 1 to 10.",
+                            prompt: `<summary>${summary}</summary>` });
+  return { summary, check };
+}
+""",
+}
+
+
+def test_an_options_object_hands_its_fields_to_the_helper(tmp_path: Path) -> None:
+    write_files(tmp_path, OPTIONS_OBJECT)
+    found = lint_tree(tmp_path, {"EL301"}).findings
+    assert [(f.code, f.path, f.line) for f in found] == [("EL301", "src/jobs/brief.ts", 6)]
+    # the grader's system prompt reached the helper's call (its role is the text's)
+    assert "MODELS.review" in found[0].message
+    brief = tmp_path / "src/jobs/brief.ts"
+    brief.write_text(brief.read_text().replace("model: MODELS.review,",
+                                               'model: "claude-haiku-4-5",'))
+    assert _codes(tmp_path, {"EL301"}) == []

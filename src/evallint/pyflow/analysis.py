@@ -329,9 +329,28 @@ class Analysis:
 
     def _model_homes(self) -> set[str]:
         """What the model arguments of the relevant modules' calls import (the qualified
-        names their roots are imported as)."""
-        return {r for m in self.tables.modules if m.path in self.relevant
-                for r in m.facts.model_reads}
+        names their roots are imported as), and what the constants found there import in
+        turn (``MODEL_CONFIG = {analysis: ANALYSIS_MODEL}`` with ``ANALYSIS_MODEL`` from a
+        file of constants: each round of loading reaches one more of them)."""
+        homes = {r for m in self.tables.modules if m.path in self.relevant
+                 for r in m.facts.model_reads}
+        tables = self.tables
+        todo = sorted(homes)
+        while todo and len(homes) < 512:
+            h = todo.pop()
+            found = tables.constant(h) if tables.may_resolve(h) else None
+            if found is None:
+                continue
+            mod, name = found
+            val = mod.facts.constants.get(name)
+            for n in val.names if val is not None else ():
+                root, _, rest = n.partition(".")
+                target = mod.facts.imports.get(root)
+                q = f"{target}.{rest}" if target and rest else target
+                if q and q not in homes:
+                    homes.add(q)
+                    todo.append(q)
+        return homes
 
     def _import_targets(self, m: Module) -> tuple[str | None, ...]:
         """The module each import of ``m`` resolves to in the current tables."""

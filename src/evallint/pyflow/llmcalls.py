@@ -216,15 +216,6 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
             CAT.step_methods:
         step = _step_work(it, c, kind, name)
         if step is not None:  # ``judgeFacts.run(input)``: the step's work function runs
-            names = {p.name for p in step[1].params}
-            if c.kwargs and not c.args and not names & set(kws):
-                # (``run({query, facts})``, its object literal lowered as keywords, is the
-                # one input of ``fn: async (input) => ...``)
-                packed = Val(names=tuple(n for _, v in c.kwargs for n in v.names),
-                             calls=tuple(i for _, v in c.kwargs for i in v.calls),
-                             keys=c.kwargs)
-                return user_call(it, replace(c, args=(packed,), kwargs=()), step[0], step[1],
-                                 [frozenset().union(*kws.values())], {})
             return user_call(it, c, step[0], step[1], args, kws)
     if kind in ("fn", "ext"):
         found = it.an.tables.function(name, it.path)
@@ -592,6 +583,9 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
     return effective.output(role, origin, structured)
 
 
+_SCRIPT_KINDS = ("typescript", "javascript")
+
+
 def _step_work(it: Interp, c: CallIR, kind: str, name: str
                ) -> tuple[Module, FunctionIR] | None:
     """The work function of a workflow step object a method of it runs (``judgeFacts.run(x)``
@@ -614,6 +608,17 @@ def _step_work(it: Interp, c: CallIR, kind: str, name: str
 
 def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[frozenset[L]],
               kws: dict[str, frozenset[L]]) -> frozenset[L]:
+    if c.kwargs and not c.args and it.mod.facts.kind in _SCRIPT_KINDS and fn.params and \
+            not fn.params[0].star and \
+            not {p.name for p in fn.params} & set(kws) and \
+            not (fn.is_method and "." in c.func):
+        # ``callClaude({model, system, prompt})`` (an object literal, lowered as keywords)
+        # to ``callClaude(options)`` or a step's ``fn: async (input) => ...``: the object is
+        # its one argument
+        packed = Val(names=tuple(n for _, v in c.kwargs for n in v.names),
+                     calls=tuple(i for _, v in c.kwargs for i in v.calls), keys=c.kwargs)
+        c, args, kws = replace(c, args=(packed,), kwargs=()), \
+            [frozenset().union(*kws.values())], {}
     s = it.an.summary(mod, fn)
     it.deps.add((mod.path, fn.name))
     if s.computed_keys:
@@ -726,7 +731,10 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             model, model_where = _made_model(it, c, s, mod, fn)
         if model is None and s.model.param is not None and s.model.param in vals:
             given = vals[s.model.param]
-            if s.model.path:  # one field of the settings object given (not the object)
+            held = callmodels.field_of(given, s.model.path) if s.model.path else None
+            if held is not None:  # the options literal's own field (``{model: CFG.judge}``)
+                given = held
+            elif s.model.path:  # one field of the settings object given (not the object)
                 given = Val(names=tuple(f"{n}.{s.model.path}" for n in given.names[:1]),
                             ref=callmodels.with_path(given.ref, s.model.path))
             model, model_where = callmodels.symbolic_model(it, given)

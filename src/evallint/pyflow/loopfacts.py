@@ -421,6 +421,8 @@ def check_last_not_best(it: Interp, step: Return | ExprStep, labels: frozenset[L
                   and lid not in it.loop_stack]
         if not inside:
             continue
+        if _only_as_bool(it, step.value, lb):
+            continue  # ``return {found: !!winner}``: whether there is one, not the attempt
         kept = accumulators(it, inside)  # ``return history``: every attempt, not the last
         if kept:
             rest, seen = _beyond(it, step.value, kept)
@@ -431,6 +433,17 @@ def check_last_not_best(it: Interp, step: Return | ExprStep, labels: frozenset[L
             (("at", where(it.path, lb.origin.pos)),),
             ((it.path, lb.origin.pos, "the attempt is generated here"),)))
         return
+
+
+def _only_as_bool(it: Interp, value: Val, lb: L) -> bool:
+    """A returned record holds the attempt only in fields that are comparisons or negations
+    (a bool: whether an attempt passed, not the attempt itself)."""
+    if not value.keys:
+        return False
+    holding = [v for _, v in value.keys if lb in it.peek(v)]
+    return bool(holding) and all(v.boolean for v in holding) and not any(
+        lb in it.read(n) for n in value.names
+        if not any(n in v.names for _, v in value.keys))
 
 
 # ------------------------------------------------------------------ files
