@@ -586,6 +586,25 @@ def chat_call(it: Interp, c: CallIR, chats: list[L], args: list[frozenset[L]],
 _SCRIPT_KINDS = ("typescript", "javascript")
 
 
+def _named(key: str, words: tuple[str, ...], stem: str) -> bool:
+    """An options object's field for a slot: a keyword of it (``system``, ``messages``), or
+    a name holding its stem (``systemPrompt``, ``userPrompt``)."""
+    return key in words or stem in key.lower()
+
+
+def _field_slots(key: str, slots: frozenset[str]) -> frozenset[str]:
+    """The slots of a helper's options parameter that its field ``key`` fills: its system
+    prompt field the system slot, its prompt fields the prompt slot, others (a key, a model)
+    none."""
+    out = set()
+    if "system" in slots and _named(key, CAT.system_keywords, "system"):
+        out.add("system")
+    if "prompt" in slots and (_named(key, CAT.prompt_keywords, "prompt")
+                              or key in ("user", "content", "text", "query", "question")):
+        out.add("prompt")
+    return frozenset(out | (slots - {"system", "prompt"}))
+
+
 def _step_work(it: Interp, c: CallIR, kind: str, name: str
                ) -> tuple[Module, FunctionIR] | None:
     """The work function of a workflow step object a method of it runs (``judgeFacts.run(x)``
@@ -615,10 +634,13 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         # ``callClaude({model, system, prompt})`` (an object literal, lowered as keywords)
         # to ``callClaude(options)`` or a step's ``fn: async (input) => ...``: the object is
         # its one argument
-        packed = Val(names=tuple(n for _, v in c.kwargs for n in v.names),
-                     calls=tuple(i for _, v in c.kwargs for i in v.calls), keys=c.kwargs)
-        c, args, kws = replace(c, args=(packed,), kwargs=()), \
-            [frozenset().union(*kws.values())], {}
+        obj = Val(names=tuple(n for _, v in c.kwargs for n in v.names),
+                  calls=tuple(i for _, v in c.kwargs for i in v.calls), keys=c.kwargs)
+        packed: Val | None = obj
+        fields = kws
+        c, args, kws = replace(c, args=(obj,), kwargs=()), [frozenset().union(*kws.values())], {}
+    else:
+        packed, fields = None, {}
     s = it.an.summary(mod, fn)
     it.deps.add((mod.path, fn.name))
     if s.computed_keys:
@@ -650,6 +672,13 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     # what the call hands the helper's system prompt and prompt
     sys_v = next((vals[i] for i, sl in s.slots.items() if "system" in sl and i in vals), None)
     prompt_vals = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
+    if packed is not None:
+        # (one options object: its system and prompt fields, not its key or its model)
+        sys_v = next((v for k, v in packed.keys if _named(k, CAT.system_keywords, "system")),
+                     None) if sys_v is not None else None
+        prompt_vals = [v for k, v in packed.keys
+                       if "prompt" in _field_slots(k, frozenset({"prompt"}))] \
+            if prompt_vals else []
     conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
     if conf is not None:
         role, evidence = conf[0], (conf[1],)
@@ -683,12 +712,15 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             if s.role is not Role.UNKNOWN or conf is not None or slots & {"prompt",
                                                                           "system"}:
                 inputs[names[j]] = labels
-            for lb in labels:
-                if lb.kind in ("param", "psan"):
-                    for sl in slots:
-                        it.slots.setdefault(lb.idx, set()).add(sl)
-                    for r in s.sinks.get(j, frozenset()):
-                        it.sinks.setdefault(lb.idx, set()).add(r)
+            parts = [(labels, slots)] if packed is None or j != 0 else [
+                (fields[k], _field_slots(k, slots)) for k, _ in packed.keys if k in fields]
+            for part_labels, part_slots in parts:
+                for lb in part_labels:
+                    if lb.kind in ("param", "psan"):
+                        for sl in part_slots:
+                            it.slots.setdefault(lb.idx, set()).add(sl)
+                        for r in s.sinks.get(j, frozenset()):
+                            it.sinks.setdefault(lb.idx, set()).add(r)
         for lb in frozenset().union(*inputs.values()) if inputs else ():
             if lb.kind in ("param", "psan") and role is not Role.UNKNOWN:
                 it.sinks.setdefault(lb.idx, set()).add(role.value)
