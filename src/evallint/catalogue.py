@@ -638,6 +638,8 @@ class Catalogue:
         for wf in self.script_workflows:
             for m in wf.methods:
                 self.step_methods[m] = (*self.step_methods.get(m, ()), wf.run)
+        # the work function keys those methods run (``fn``): ``<step>__<run>`` is the work
+        self.step_runs = tuple(sorted({r for runs in self.step_methods.values() for r in runs}))
         # (the longest path first: ``/v1/chat/completions`` before a shorter one it contains)
         self.script_endpoints = tuple(sorted(((k, v) for fw in fws for k, v in fw.script_endpoints),
                                              key=lambda kv: -len(kv[0])))

@@ -1460,8 +1460,7 @@ class Lowerer:
         call = self.at(ast.Call(func=self.at(ast.Name(id=work, ctx=ast.Load()), step), args=[],
                                 keywords=[ast.keyword(arg=wf.input, value=self.at(ast.Name(
                                     id=wf.input, ctx=ast.Load()), step))]), at)
-        return self.at(ast.Assign(targets=[self.at(ast.Name(id=wf.input, ctx=ast.Store()), at)],
-                                  value=call), at)
+        return self.assign_name(wf.input, call, at)
 
     def step_condition(self, wf: Any, cond: Node
                        ) -> tuple[list[ast.stmt], ast.expr, list[str]]:

@@ -267,7 +267,7 @@ class Analysis:
                     break
                 if any((h := tables.function_name(f"{name}__{run}", f.path)) is not None
                        and (h[0].path, h[1]) in helpers
-                       for runs in CAT.step_methods.values() for run in runs):
+                       for run in CAT.step_runs):
                     hit = True  # ``import { checkNotes }``: a step whose work calls an LLM
                     break
                 owner = tables.owner(name, f.path) if mod is None else None

@@ -272,13 +272,14 @@ class Interp:
                 flows.note_state_outputs(self, step.value, value)
             self.returns |= value
             self.note_return_elts(step.value)
-            made = step.value.calls
-            if not step.value.keys and not made and len(step.value.names) == 1:
+            made: tuple[int, ...] = ()  # the call whose dict this returns, if one
+            if not step.value.keys and not step.value.names:
+                made = step.value.calls
+            elif not step.value.keys and not step.value.calls and len(step.value.names) == 1:
                 # a local last set from a helper's dict (a workflow's last step's output)
                 held = self.local_vals.get(step.value.names[0], ())
                 made = held[-1].calls if held and not held[-1].names else ()
-            if not step.value.keys and len(made) == 1 and (made is not step.value.calls
-                                                            or not step.value.names):
+            if len(made) == 1:
                 for k in self.call_keys.get(made[0], ()):  # a helper's dict
                     self.ret_keys.setdefault(k, []).append((True, True))
             for k, v in step.value.keys:  # (see ``Summary.computed_keys``)

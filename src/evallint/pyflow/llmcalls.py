@@ -674,8 +674,9 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     prompt_vals = [vals[i] for i, sl in s.slots.items() if "prompt" in sl and i in vals]
     if packed is not None:
         # (one options object: its system and prompt fields, not its key or its model)
-        sys_v = next((v for k, v in packed.keys if _named(k, CAT.system_keywords, "system")),
-                     None) if sys_v is not None else None
+        sys_v = next((v for k, v in packed.keys
+                      if "system" in _field_slots(k, frozenset({"system"}))), None) \
+            if sys_v is not None else None
         prompt_vals = [v for k, v in packed.keys
                        if "prompt" in _field_slots(k, frozenset({"prompt"}))] \
             if prompt_vals else []
@@ -830,14 +831,13 @@ def _made_here(it: Interp, c: CallIR, s: Summary, mod: Module, fn: FunctionIR,
     if not made:
         return out
     model, model_where = callmodels.helper_model(it, s, vals)
-    key = (it.path, it.fn.name, c.id)
-    if model is not None:
-        it.an.set_state("chats", key, (model, model_where))
-    else:
+    if model is None:
         if s.model.param is not None and s.model.param in vals and \
                 it.summary.model.param is None:
             callmodels.passed_on(it, s, vals[s.model.param])
         return out
+    key = (it.path, it.fn.name, c.id)
+    it.an.set_state("chats", key, (model, model_where))
     # (re-rooted at this call: the object's model is the one given here)
     return (out - made) | {L("chat", Origin(it.path, c.pos, lb.origin.what, key, (), lb.origin),
                              flag=lb.flag) for lb in made if lb.origin is not None}

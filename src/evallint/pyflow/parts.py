@@ -240,7 +240,7 @@ class _Resolver:
         const = tables.constant(name, near)  # a module-level agent (``wikipedia_agent``)
         if const is not None and builds_llm_object(const[0].facts, const[1]):
             out.append(const[0].path)
-        for run in sorted({r for runs in CAT.step_methods.values() for r in runs}):
+        for run in CAT.step_runs:
             step = tables.function_name(f"{name}__{run}", near)  # a step object's work
             if step is not None:
                 out.append(step[0].path)

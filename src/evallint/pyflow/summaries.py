@@ -382,17 +382,16 @@ def ordered(labels: Iterable[L]) -> list[L]:
     """Labels in one order whatever order the set was built in: the first flow of a call
     is the one its finding names, so it must not depend on how the set came together (two
     labels of one call may differ in the helper calls inside it: the whole chain decides)."""
-    return sorted(labels, key=lambda lb: (
-        lb.kind, lb.name or "", lb.origin.key if lb.origin is not None else ("", "", -1),
-        tuple(chain_keys(lb.origin)), lb.idx if lb.idx is not None else -1))
+    return sorted(labels, key=lambda lb: (lb.kind, lb.name or "", tuple(chain_keys(lb.origin)),
+                                          lb.idx if lb.idx is not None else -1))
 
 
 def first_origin(origins: Iterable[Origin | None]) -> Origin | None:
     """One of ``origins`` whatever order they come in (they come out of label sets, whose
     order depends on the hash seed): the shortest chain of helper calls first (a wrapper's
     direct call before its retry that calls the wrapper again), then by the chain's keys."""
-    return min((o for o in origins if o is not None), default=None,
-               key=lambda o: (len(chain_keys(o)), tuple(chain_keys(o))))
+    return min(((tuple(chain_keys(o)), o) for o in origins if o is not None),
+               key=lambda pair: (len(pair[0]), pair[0]), default=((), None))[1]
 
 
 def chain_keys(o: Origin | None) -> list[tuple[str, str, int]]:
