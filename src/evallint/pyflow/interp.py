@@ -172,6 +172,14 @@ class Interp:
         self.structural = False  # this run found an evaluator by structure
         # parameters run as chat models here -> (role value, evidence) of the run's prompt
         self.chat_params: dict[int, tuple[str, tuple[str, ...]]] = {}
+        self.called_params: set[int] = set()  # (see ``Summary.called_params``)
+        # a run specialised to one call site (see :mod:`evallint.pyflow.callbacks`): the
+        # functions its parameters are bound to, how many helpers deep, the call sites
+        self.bindings: dict[str, list[tuple[Module, FunctionIR]]] = {}
+        self.depth = 0
+        self.site: tuple[str, str, int] | None = None
+        self.sites: frozenset[tuple[str, str, int]] = frozenset()
+        self.seeds: dict[str, frozenset[L]] = {}  # parameters holding the call's LLM output
         self.state_arg: str | bool | None = False  # see ``flows.state_param`` (False: not yet)
         self.own_configured = an.configured_role(
             fn.name, f"{mod.name}.{fn.name}") is not None
@@ -181,7 +189,8 @@ class Interp:
 
     def run(self) -> Summary:
         for i, p in enumerate(self.fn.params):
-            self.labels[p.name] = frozenset({L("param", None, i)})
+            self.labels[p.name] = frozenset({L("param", None, i)}) | self.seeds.get(
+                p.name, frozenset())
             self.refs[p.name] = ("param", i)
         handed = self.an.harness_inputs.get((self.path, self.fn.name))
         if handed:  # a harness's scorer: its output parameter holds the task's output
@@ -214,6 +223,7 @@ class Interp:
             loopfacts.finish_report(self)
         s.loop_writes = tuple(dict.fromkeys((*self.loop_writes, *loopfacts.loop_writes(self))))
         s.chat_params = tuple((i, r, ev) for i, (r, ev) in sorted(self.chat_params.items()))
+        s.called_params = frozenset(self.called_params)
         return s
 
     def block(self, steps: list[Step]) -> None:

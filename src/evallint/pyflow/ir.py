@@ -242,6 +242,10 @@ class PythonFacts(FileFacts):
     # Set by the front-end: a call in this module looks like an LLM SDK call. The project
     # analysis starts from these modules without decoding anyone's code tree.
     calls_sdk: bool = False
+    # Set by the front-end: a function here runs functions it is handed as the steps of a
+    # loop or a harness (see ``callbacks.chains_params``): read when a relevant module
+    # imports it, for its callers' functions run there.
+    runs_steps: bool = False
     fw_roots: tuple[str, ...] = ()  # modelled frameworks it calls (see providers.framework_roots)
     # What its calls' model arguments import (``model=settings.JUDGE``: the qualified name
     # ``settings`` is imported as), eager: the analysis loads a skipped file they name.

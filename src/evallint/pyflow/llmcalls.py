@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from evallint.catalogue import CallRow, ObjectRow
 from evallint.pyflow import (
+    callbacks,
     callmodels,
     callroles,
     closures,
@@ -234,6 +235,10 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
         # (a function of a module with no LLM content is never solved: what it returns is
         # made of what it is given, as for a library's function)
     if kind == "method":
+        callbacks.note_direct(it, c)
+        handed = callbacks.targets(it, c)
+        if handed:  # ``generate(x)`` on a parameter its callers hand functions to
+            return _run_bound(it, c, handed, args, kws)
         targets = harness.called_through(it, c)
         if targets:  # ``fn(out)`` for each ``fn`` of ``METRICS``: each one may run here
             out: frozenset[L] = frozenset()
@@ -277,6 +282,18 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
     if short in QUIET_CALLS and kind in ("builtin", "ext"):
         return frozenset()
     return everything | it.loader_labels(c)
+
+
+def _run_bound(it: Interp, c: CallIR, bound: list[tuple[Module, FunctionIR]],
+               args: list[frozenset[L]], kws: dict[str, frozenset[L]]) -> frozenset[L]:
+    """A bound parameter's call running each function the call site handed over (the k-th
+    as another call here)."""
+    it.touched = True
+    out: frozenset[L] = frozenset()
+    for k, (mod, fn) in enumerate(bound):
+        run = c if k == 0 else replace(c, id=c.id + _SHADOW * k)
+        out |= callbacks.not_returned(it, user_call(it, run, mod, fn, args, kws))
+    return out
 
 
 def method_call(it: Interp, c: CallIR, short: str, args: list[frozenset[L]],
@@ -643,6 +660,8 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         packed, fields = None, {}
     s = it.an.summary(mod, fn)
     it.deps.add((mod.path, fn.name))
+    if s.called_params:
+        it.touched = True
     if s.computed_keys:
         it.call_keys[c.id] = s.computed_keys
     if s.forced_keys:
@@ -665,6 +684,10 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
             by_param[star] = by_param.get(star, frozenset()) | kws[k]
             if k == "model" or star not in vals:
                 vals[star] = v
+    spec = callbacks.specialize(it, c, mod, fn, s, vals, by_param) \
+        if s.called_params else None
+    if spec is not None:  # it runs the functions handed to it: here, the ones this call hands
+        s = spec
     extra = param_chat_run(it, c, s, mod, fn, by_param, vals) if s.chat_params and not s.llm \
         else frozenset()
     role: Role = Role.UNKNOWN
@@ -683,9 +706,10 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
     conf = it.an.configured_role(f"{mod.name}.{fn.name}", fn.name)
     if conf is not None:
         role, evidence = conf[0], (conf[1],)
-    elif {Role.GENERATOR, Role.EVALUATOR} <= s.own_call_roles:
+    elif {Role.GENERATOR, Role.EVALUATOR} <= s.own_call_roles or spec is not None:
         # a function that writes and judges (``reflect()`` running the whole loop) is the
-        # loop: no one role of a call, whatever its name or its caller's says
+        # loop: no one role of a call, whatever its name or its caller's says; as is one
+        # running the functions this call hands it (their calls have their roles there)
         pass
     elif s.role is not Role.UNKNOWN:
         # (what it is given may say so too: ``evaluate(EVALUATOR_PROMPT, draft)``)

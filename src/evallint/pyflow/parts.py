@@ -35,18 +35,26 @@ def relevant_modules(tables: Tables) -> set[str]:
     code base costs nothing beyond its parse."""
     relevant = {m.path for m in tables.modules if m.facts.calls_sdk or any(
         _framework(tables, root) for root in m.facts.fw_roots)}
+    steps = any(m.facts.runs_steps for m in tables.modules)
     changed = True
     while changed:
         changed = False
         for m in tables.modules:
-            if m.path in relevant:
+            mine = m.path in relevant
+            if mine and not steps:
                 continue
             for v in m.facts.imports.values():
                 owner = tables.owner(v, m.path) if tables.may_resolve(v) else None
-                if owner is not None and owner.path in relevant:
+                if owner is None:
+                    continue
+                if not mine and owner.path in relevant:
                     relevant.add(m.path)
+                    changed = mine = True
+                if mine and owner.path not in relevant and owner.facts.runs_steps:
+                    # (its function runs the functions it is handed: a relevant module's
+                    # steps run there, ``runWithRecursion(generate, evaluate, refine)``)
+                    relevant.add(owner.path)
                     changed = True
-                    break
     return relevant
 
 
@@ -310,7 +318,7 @@ def planning_digest(facts: list[PythonFacts]) -> str:
     h = hashlib.blake2b(digest_size=16)
     for f in facts:
         if f.analyzed:
-            h.update(repr((f.path, f.module, 1, f.calls_sdk, f.fw_roots,
+            h.update(repr((f.path, f.module, 1, f.calls_sdk, f.runs_steps, f.fw_roots,
                            tuple(f.imports.values()), sorted(f.function_names))).encode())
         else:
             h.update(repr((f.path, f.module, 0, f.imported)).encode())

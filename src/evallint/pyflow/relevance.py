@@ -141,7 +141,8 @@ def needs_analysis(tree: ast.Module, text: str, module: str = "") -> bool:
                     sdk(f"{node.module}.{a.name}") for a in node.names)):
                 return True
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if function_role(node.name) is Role.EVALUATOR or _runs_param(node):
+            if function_role(node.name) is Role.EVALUATOR or _runs_param(node) or \
+                    _runs_steps(node):
                 return True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _constant_matters(node):
             return True
@@ -159,6 +160,19 @@ def _runs_param(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr in methods and isinstance(n.func.value, ast.Name)
                and n.func.value.id in params for n in ast.walk(fn))
+
+
+def _runs_steps(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function call functions it is handed as the steps of a loop or a harness
+    (``improve(first, critique, rewrite)``, ``run_case(case, evaluate)``): two parameters or
+    more, or one named for a role? Its callers' functions run there (see
+    :mod:`evallint.pyflow.callbacks`), so the module is a helper."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    if not params:
+        return False
+    called = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call)
+              and isinstance(n.func, ast.Name) and n.func.id in params}
+    return len(called) > 1 or any(function_role(p) is not Role.UNKNOWN for p in called)
 
 
 def _sdk_root(module: str) -> bool:

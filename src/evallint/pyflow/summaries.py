@@ -131,6 +131,9 @@ class Summary:
     # parameters it parses (``json.loads``, ``JSON.parse``) with no error handling and no
     # validation: a caller that hands it a judge's text parses that text unchecked (EL504)
     parses: frozenset[int] = frozenset()
+    # parameters it calls as functions, or hands on to a helper that calls them (see
+    # :mod:`evallint.pyflow.callbacks`): a caller handing a function there runs it here
+    called_params: frozenset[int] = frozenset()
 
     def count_call(self, structured: bool, reasoning: tuple[str, ...], model: str | None,
                    model_where: str) -> None:
@@ -150,7 +153,8 @@ class Summary:
                 self.model.outer, self.model.default, self.model.fixed, self.reasoning,
                 self.called_roles, self.structured,
                 self.n_llm, self.return_elts, self.meta, self.own_call_roles, self.loop_writes,
-                self.chat_params, self.computed_keys, self.forced_keys, self.parses)
+                self.chat_params, self.computed_keys, self.forced_keys, self.parses,
+                self.called_params)
 
 
 @dataclass
@@ -187,6 +191,7 @@ class Tables:
     def __init__(self, facts: list[PythonFacts]) -> None:
         self.modules: list[Module] = [Module(f, f.module) for f in facts if f.analyzed]
         self.by_name: dict[str, list[Module]] = {}
+        self.by_path: dict[str, Module] = {m.path: m for m in self.modules}
         # Lookups are asked again and again with the same names while the analysis runs
         # (every import of every module, every call); a table never changes once built.
         self._owners: dict[str, list[Module]] = {}  # the modules of the longest prefix
