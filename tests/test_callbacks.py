@@ -173,30 +173,22 @@ def test_a_typescript_refine_helper_handed_arrow_functions(tmp_path: Path) -> No
     assert [f.code for f in _found(tmp_path, {"EL301", "EL502"})] == ["EL502"]
 
 
-TS_INLINE_JUDGE = """\
-import OpenAI from "openai";
-import { iterate } from "../core/iterate";
-const llm = new OpenAI();
-
-export async function NAME(topic: string) {
-  const out = await iterate<string>(
-    async () => {
-      const r = await llm.chat.completions.create({ model: "MODEL_G",
-        messages: [{ role: "user", content: `Write about ${topic}` }] });
-      return r.choices[0].message.content ?? "";
-    },
-    async (text) => {
+# the same caller, its judge written inline (its own model) and a refine step with no call
+TS_INLINE_JUDGE = TS_SITE.replace("""\
+      const q = await qualityOf("A clear post", text);
+      return { mark: q.score, advice: q.feedback, item: text };""", """\
       const r = await llm.chat.completions.create({ model: "MODEL_J", messages: [
         { role: "system", content: "You are a strict grader. Return JSON {mark, advice}." },
         { role: "user", content: `<post>${text}</post>` }] });
       const v = JSON.parse(r.choices[0].message.content ?? "{}");
-      return { mark: Number(v.mark), advice: String(v.advice), item: text };
-    },
-    async (text, advice) => text + advice,
-  );
-  return out.item;
-}
-"""
+      return { mark: Number(v.mark), advice: String(v.advice), item: text };""").replace(
+    """\
+    async (text, advice) => {
+      const r = await llm.chat.completions.create({ model: "MODEL_G",
+        messages: [{ role: "user", content: `Improve ${text}: ${advice}` }] });
+      return r.choices[0].message.content ?? "";
+    },""", "    async (text, advice) => text + advice,")
+assert "MODEL_J" in TS_INLINE_JUDGE and "text + advice" in TS_INLINE_JUDGE
 
 
 def _site(name: str, writer: str, judge: str) -> str:
@@ -213,7 +205,7 @@ def test_two_call_sites_keep_their_own_steps(tmp_path: Path) -> None:
     assert _found(tmp_path, {"EL301"}) == []
     write_files(tmp_path, {"src/app/recap.ts": _site("recap", "gpt-4.1", "gpt-4.1")})
     assert [(f.code, f.path, f.line, f.severity.value) for f in _found(tmp_path, {"EL301"})] \
-        == [("EL301", "src/app/recap.ts", 13, "error")]
+        == [("EL301", "src/app/recap.ts", 14, "error")]
 
 
 # A test harness handing the task on to a per-case runner that grades its output.
