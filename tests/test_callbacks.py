@@ -4,9 +4,14 @@ variant that must stay clean or keep apart what two call sites hand over."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from evallint.findings import Finding
+from evallint.frontends.python_front import build_facts
+from evallint.pyflow.project import _step_runners
+from evallint.pyflow.summaries import Tables
+from evallint.source import SourceFile
 from tests.conftest import lint_tree, write_files
 
 
@@ -18,8 +23,7 @@ def _at(found: list[Finding]) -> list[tuple[str, str, int]]:
     return [(f.code, f.path, f.line) for f in found]
 
 
-# A loop helper with no LLM call of its own (a module is read when its text has a word of
-# the prefilter's: ``evaluate`` here), handed three nested functions.
+# A loop helper with no LLM call of its own, handed three nested functions.
 PY_LOOP = """\
 def polish(start, evaluate, redo, limit=4):
     piece = start()
@@ -296,3 +300,30 @@ def test_a_closure_over_the_helpers_result_ends(tmp_path: Path) -> None:
     first = _at(sorted(result.findings, key=lambda f: (f.path, f.line, f.code)))
     assert ("EL301", "src/core/quality.ts", 5) in first
     assert _at(_found(tmp_path, {"EL301", "EL502"})) == first
+
+
+# A relevant module imports two files with no LLM word: the loop helper that chains the steps
+# it is handed is read; the plain utility is not (the prefilter's saving stays).
+UTIL = """\
+def clamp(value, low, high):
+    return max(low, min(high, value))
+"""
+
+
+def test_only_the_skipped_file_that_chains_its_steps_is_read(tmp_path: Path) -> None:
+    files = {"kit/cycle.py": PY_LOOP.replace("evaluate", "check"),
+             "kit/mathx.py": UTIL,
+             "app.py": PY_APP.replace("from kit.cycle import polish",
+                                      "from kit.cycle import polish\nfrom kit.mathx import clamp")}
+    write_files(tmp_path, {"kit/__init__.py": "", **files})
+    facts = [build_facts(SourceFile(tmp_path / rel, rel, text, text.encode()), force=False)
+             for rel, text in files.items()]
+    assert [f.analyzed for f in facts] == [False, False, True]  # the words of the prefilter
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        read = _step_runners(facts, Tables(facts), None)
+    finally:
+        os.chdir(old)
+    assert sorted(read) == ["kit/cycle.py"] and read["kit/cycle.py"].runs_steps
+    assert ("EL502", "kit/cycle.py", 8) in _at(_found(tmp_path, {"EL502"}))

@@ -173,8 +173,9 @@ def _facts(source: SourceFile, force: bool,
             facts.prompts = _templates_only(code, source.rel, pos_map)
         if "import" in code:
             facts.imported = imported_modules(code, package)
-            if facts.imported:
-                facts.digest = digest(code)
+        # (the analysis may still read it: it imports an LLM helper, or a relevant module
+        # hands its function steps to run; a result read from it is keyed by its text)
+        facts.digest = digest(code)
         return facts, None
     skipped: list[tuple[Pos, str]] = []
     try:

@@ -82,8 +82,7 @@ def build_script_facts(source: SourceFile, force: bool) -> PythonFacts:
     force = force or (len(code) < 20000 and "export" in low and _barrel(code))
     if not force and not needs_parse(code, low):
         facts.imported = imported_modules(code, rel)
-        if facts.imported:
-            facts.digest = digest(code)
+        facts.digest = digest(code)  # (see python_front: the analysis may still read it)
         return facts
     tree, error = parse_partial(code, rel)
     if error is not None:  # a note names it; what parsed is analysed

@@ -190,6 +190,10 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
         if isinstance(cached, Result):
             return cached
     tables = Tables(facts)
+    runners = _step_runners(facts, tables, cache)
+    if runners:
+        facts = [runners.get(f.path, f) for f in facts]
+        tables = Tables(facts)
     parts, relevant = _plan(facts, tables, cache)
     results: dict[int, Result] = {}
     keys: dict[int, str] = {}
@@ -215,17 +219,7 @@ def _solve(facts: list[PythonFacts], project: Project, ctx: Context,
             return found if isinstance(found, RunMemo) else None
 
         def load(f: PythonFacts) -> PythonFacts | None:
-            """:func:`_load` through the cache: a skipped file the analysis loads is parsed
-            once per content (one loaded by the forked second solver is not kept: cache
-            writes wait in the process that made them)."""
-            k = cache.entry_key("loaded", f.path, f.digest) if cache and f.digest else ""
-            hit = cache.get("pyflow", k) if cache and k else None
-            if isinstance(hit, PythonFacts):
-                return hit
-            found = _load(f)
-            if cache and k and found is not None and found.digest == f.digest:
-                cache.put("pyflow", k, found)
-            return found
+            return _cached_load(f, cache)
 
         def solve(which: list[int]) -> list[tuple[Result, dict[str, RunMemo]]]:
             out: list[tuple[Result, dict[str, RunMemo]]] = []
@@ -342,6 +336,50 @@ def merge(results: list[Result], order: dict[str, int]) -> Result:
         out.events += res.events
     for items in (out.flows, out.calls, out.loops, out.events):
         items.sort(key=lambda x: order.get(x.path, last))
+    return out
+
+
+def _cached_load(f: PythonFacts, cache: Store | None) -> PythonFacts | None:
+    """:func:`_load` through the cache: a skipped file the analysis loads is parsed once per
+    content (one loaded by the forked second solver is not kept: cache writes wait in the
+    process that made them)."""
+    k = cache.entry_key("loaded", f.path, f.digest) if cache and f.digest else ""
+    hit = cache.get("pyflow", k) if cache and k else None
+    if isinstance(hit, PythonFacts):
+        return hit
+    found = _load(f)
+    if cache and k and found is not None and found.digest == f.digest:
+        cache.put("pyflow", k, found)
+    return found
+
+
+def _step_runners(facts: list[PythonFacts], tables: Tables, cache: Store | None
+                  ) -> dict[str, PythonFacts]:
+    """The files the prefilter skipped (no LLM word) that a relevant module imports and whose
+    function runs the functions it is handed as steps (``cycle(produce, check, amend)``, see
+    :mod:`evallint.pyflow.callbacks`), read: the relevant module's steps run there, whatever
+    the helper's names are. By path; the others stay skipped."""
+    skipped = {name: f for f in facts if not f.analyzed and f.module and f.digest
+               for name in dotted_suffixes(f.module)}
+    if not skipped:
+        return {}
+    want: dict[str, PythonFacts] = {}
+    relevant = relevant_modules(tables)
+    for m in tables.modules:
+        if m.path not in relevant:
+            continue
+        for value in m.facts.imports.values():
+            parts = value.split(".")
+            for k in range(len(parts), 0, -1):  # (the longest prefix naming a skipped file)
+                hit = skipped.get(".".join(parts[:k]))
+                if hit is not None:
+                    want.setdefault(hit.path, hit)
+                    break
+    out: dict[str, PythonFacts] = {}
+    for path, f in sorted(want.items()):
+        found = _cached_load(f, cache)
+        if found is not None and found.analyzed and found.runs_steps:
+            out[path] = found
     return out
 
 
