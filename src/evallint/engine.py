@@ -46,7 +46,7 @@ from evallint.registry import (
     preload_solver,
     selected_codes,
 )
-from evallint.source import SourceError, decode, read_bounded
+from evallint.source import SourceError, decode, read_bounded, utf8_bytes
 
 UNPARSABLE = "EL901"
 UNUSED_SUPPRESSION = "EL902"
@@ -133,7 +133,8 @@ class _Analyzer:
             return self._unparsable(task, exc.message, Pos(exc.line, exc.column))
         from evallint.source import SourceFile
 
-        source = SourceFile(path=Path(task.abspath), rel=task.path, text=text, data=data)
+        source = SourceFile(path=Path(task.abspath), rel=task.path, text=text,
+                            data=utf8_bytes(data, text))
         parse = FRONTENDS.get(task.kind)
         if parse is None:  # a kind this analyser was not set up for: its checks load now
             load_checks((task.kind,), part="worker")
@@ -571,8 +572,9 @@ def _part_again(task: FileTask, config: Config, digest: str, facts: FileFacts) -
         if content_digest(data) != digest:
             raise datacodec.CodecError(f"{task.path} changed while it was checked")
         load_checks((task.kind,), part="worker")
-        source = SourceFile(path=Path(task.abspath), rel=task.path,
-                            text=decode(data, limit), data=data)
+        text = decode(data, limit)
+        source = SourceFile(path=Path(task.abspath), rel=task.path, text=text,
+                            data=utf8_bytes(data, text))
         again = FRONTENDS[task.kind](source, config)
     except (OSError, SourceError, ParseError, RecursionError, KeyError) as exc:
         raise datacodec.CodecError(f"{task.path}: its code tree cannot be made again "

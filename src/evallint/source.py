@@ -43,12 +43,32 @@ def char_column(line_text: str, byte_col: int) -> int:
     return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def is_utf16(data: bytes) -> bool:
+    """A text saved as UTF-16 with its byte-order mark (Windows editors write such files:
+    every other byte of ASCII is NUL, yet it is text)."""
+    return data.startswith(_UTF16_BOMS)
+
+
+def utf8_bytes(data: bytes, text: str) -> bytes:
+    """The file's bytes as the parsers read them (UTF-8): a UTF-16 file's text re-encoded."""
+    return text.encode("utf-8") if is_utf16(data) else data
+
+
 def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """Decode UTF-8 (with or without BOM) or raise :class:`SourceError` saying where it broke."""
+    """Decode UTF-8 (with or without BOM), or UTF-16 with its BOM, or raise
+    :class:`SourceError` saying where it broke."""
     if len(data) > max_bytes:
         raise SourceError(  # the read stops one byte past the limit: the size is not known
             f"file is over the {max_bytes:,}-byte limit (max-file-size); not analysed"
         )
+    if is_utf16(data):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"not valid UTF-16 (at byte offset {exc.start})") from None
     if b"\x00" in data[:8192]:
         raise SourceError("binary file (contains NUL bytes); not analysed")
     try:
@@ -85,7 +105,8 @@ def read_source(path: Path, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Sou
         data = read_bounded(path, max_bytes)
     except OSError as exc:
         raise SourceError(f"cannot read file: {exc.strerror or exc}") from None
-    return SourceFile(path=path, rel=rel, text=decode(data, max_bytes), data=data)
+    text = decode(data, max_bytes)
+    return SourceFile(path=path, rel=rel, text=text, data=utf8_bytes(data, text))
 
 
 def offset_to_pos(text: str, offset: int) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from evallint.engine import RunResult, _finish, analyze_supervised
 from evallint.findings import Finding
 from evallint.fixing import Fix, apply_fixes, fix_for, fixable_codes
 from evallint.policy import all_metas
-from evallint.source import SourceError, decode, read_bounded
+from evallint.source import SourceError, decode, is_utf16, read_bounded
 
 MAX_PASSES = 4
 _BOM = b"\xef\xbb\xbf"
@@ -46,6 +46,8 @@ class Texts:
             text = decode(data, self.max_bytes)
         except (OSError, SourceError):
             return None
+        if is_utf16(data):
+            return None  # (a fix writes UTF-8: it would change the file's encoding too)
         if data.startswith(_BOM):
             self.bom.add(path)
         self.original[path] = self.current[path] = text

@@ -22,7 +22,7 @@ from evallint.frontends.pystrings import find_templates, may_hold_templates, pro
 from evallint.kinds import FileKind
 from evallint.pyast import quiet_parse
 from evallint.pyflow.build import Builder, PosMap
-from evallint.pyflow.callbacks import chains_params
+from evallint.pyflow.callbacks import chains_params, handed_to
 from evallint.pyflow.datasets import dataset_facts
 from evallint.pyflow.ir import PythonFacts
 from evallint.pyflow.notebook import JoinedNotebook, is_python, join_cells
@@ -217,6 +217,7 @@ def build_into(facts: PythonFacts, builder: Builder, package: str) -> None:
     facts.owners = builder.owners
     facts.calls_sdk = has_sdk_call(facts)
     facts.runs_steps = any(chains_params(fn) for fn in builder.functions.values())
+    facts.handed_to = handed_to(builder.imports, builder.functions)
     facts.fw_roots = framework_roots(facts)
     facts.model_reads = model_reads(facts)
     facts.function_names = frozenset(builder.functions)

@@ -18,6 +18,7 @@ its calls are told apart from the helper's plain run and from other sites'.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -68,6 +69,25 @@ def chains_params(fn: FunctionIR) -> bool:
                                     for a in (*c.args, *(v for _, v in c.kwargs))):
             return True
     return False
+
+
+def handed_to(imports: dict[str, str], functions: Mapping[str, FunctionIR]) -> tuple[str, ...]:
+    """The imported names (qualified) a module calls with one of its own functions among the
+    arguments (``iterate(make, rate)``, an arrow function the lowering named): the files
+    defining them may run those functions (read by ``project._step_runners``)."""
+    names = set(functions)
+    out: dict[str, None] = {}
+    for fn in functions.values():
+        for c in fn.calls:
+            root, _, rest = c.func.partition(".")
+            target = imports.get(root)
+            if not target:
+                continue
+            for v in (*c.args, *(v for _, v in c.kwargs)):
+                if any(n in names or f"{fn.name}.{n}" in names for n in v.names):
+                    out[f"{target}.{rest}" if rest else target] = None
+                    break
+    return tuple(out)
 
 
 def param_index(fn: FunctionIR, name: str) -> int | None:

@@ -246,6 +246,9 @@ class PythonFacts(FileFacts):
     # loop or a harness (see ``callbacks.chains_params``): read when a relevant module
     # imports it, for its callers' functions run there.
     runs_steps: bool = False
+    # The imported names it calls with one of its own functions as an argument (eager, see
+    # ``callbacks.handed_to``): a skipped file defining one is read if it runs them.
+    handed_to: tuple[str, ...] = ()
     fw_roots: tuple[str, ...] = ()  # modelled frameworks it calls (see providers.framework_roots)
     # What its calls' model arguments import (``model=settings.JUDGE``: the qualified name
     # ``settings`` is imported as), eager: the analysis loads a skipped file they name.

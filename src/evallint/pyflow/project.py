@@ -27,7 +27,7 @@ from evallint.pyflow.parts import (
 from evallint.pyflow.relevance import DEFAULT_EXTRACT
 from evallint.pyflow.replay import Replay, RunMemo
 from evallint.pyflow.results import Result
-from evallint.pyflow.summaries import Lookup, Module, Tables, dotted_suffixes
+from evallint.pyflow.summaries import Lookup, Tables, dotted_suffixes
 from evallint.registry import Context, Project
 from evallint.workers import Forked
 
@@ -368,7 +368,7 @@ def _step_runners(facts: list[PythonFacts], tables: Tables, cache: Store | None
     for m in tables.modules:
         if m.path not in relevant:
             continue
-        for value in _handed_to(m):
+        for value in m.facts.handed_to:
             parts = value.split(".")
             for k in range(len(parts), 0, -1):  # (the longest prefix naming a skipped file)
                 hit = skipped.get(".".join(parts[:k]))
@@ -380,25 +380,6 @@ def _step_runners(facts: list[PythonFacts], tables: Tables, cache: Store | None
         found = _cached_load(f, cache)
         if found is not None and found.analyzed and found.runs_steps:
             out[path] = found
-    return out
-
-
-def _handed_to(m: Module) -> set[str]:
-    """The imported names (qualified) that module ``m`` calls with one of its own functions
-    among the arguments (``iterate(make, rate)``, an arrow function the lowering named)."""
-    facts = m.facts
-    names = facts.function_names
-    out: set[str] = set()
-    for fn in facts.functions.values():
-        for c in fn.calls:
-            root, _, rest = c.func.partition(".")
-            target = facts.imports.get(root)
-            if not target:
-                continue
-            for v in (*c.args, *(v for _, v in c.kwargs)):
-                if any(n in names or f"{fn.name}.{n}" in names for n in v.names):
-                    out.add(f"{target}.{rest}" if rest else target)
-                    break
     return out
 
 
