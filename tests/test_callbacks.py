@@ -327,3 +327,84 @@ def test_only_the_skipped_file_that_chains_its_steps_is_read(tmp_path: Path) -> 
         os.chdir(old)
     assert sorted(read) == ["kit/cycle.py"] and read["kit/cycle.py"].runs_steps
     assert ("EL502", "kit/cycle.py", 8) in _at(_found(tmp_path, {"EL502"}))
+
+
+# A writer picked from a table of functions by a key known only at run time: each function of
+# the table may run there (one of them on the judge's model).
+PY_TABLE = """\
+from anthropic import Anthropic
+
+claude = Anthropic()
+
+
+def terse(topic):
+    m = claude.messages.create(model="claude-haiku-4-5", max_tokens=300,
+                               messages=[{"role": "user", "content": f"Two lines on {topic}"}])
+    return m.content[0].text
+
+
+def verbose(topic):
+    m = claude.messages.create(model="claude-sonnet-4-5", max_tokens=900,
+                               messages=[{"role": "user", "content": f"A page on {topic}"}])
+    return m.content[0].text
+
+
+STYLES = {"terse": terse, "verbose": verbose}
+
+
+def mark(text):
+    m = claude.messages.create(model="JUDGE", max_tokens=50, messages=[
+        {"role": "user", "content": f"Rate this answer from 1 to 10, number only:\\n<a>{text}</a>"}])
+    return int(m.content[0].text)
+
+
+def session(style, topic):
+    return mark(STYLES[style](topic))
+"""
+
+
+def test_a_writer_picked_from_a_table_of_functions(tmp_path: Path) -> None:
+    write_files(tmp_path, {"table.py": PY_TABLE.replace("JUDGE", "claude-sonnet-4-5")})
+    same = [f for f in _found(tmp_path, {"EL301"}) if f.code == "EL301"]
+    assert [(f.line, f.severity.value) for f in same] == [(22, "error")]
+    assert "table.py:28" in same[0].message  # the table call: its writer on the judge's model
+    write_files(tmp_path, {"table.py": PY_TABLE.replace("JUDGE", "gpt-4o")})
+    assert _found(tmp_path, {"EL301"}) == []
+
+
+# A helper named for evaluation that scores a handed function in code (precision of what it
+# retrieves): the handed function is what is evaluated, not a judge, whatever the helper's name.
+PY_METRIC = """\
+from anthropic import Anthropic
+
+claude = Anthropic()
+
+
+def rerank(query, docs):
+    m = claude.messages.create(model="claude-haiku-4-5", max_tokens=100, messages=[
+        {"role": "user", "content": f"Order these for {query}: {docs}"}])
+    return m.content[0].text.split()
+
+
+def answer(query, docs):
+    m = claude.messages.create(model="claude-haiku-4-5", max_tokens=400, messages=[
+        {"role": "user", "content": f"Answer {query} from {docs}"}])
+    return m.content[0].text
+
+
+def evaluate_retrieval(retrieve, cases):
+    hits = 0
+    for case in cases:
+        got = retrieve(case["query"], case["docs"])
+        hits += int(case["gold"] in got[:3])
+    return hits / len(cases)
+
+
+def main(cases):
+    print(evaluate_retrieval(rerank, cases), [answer(c["query"], c["docs"]) for c in cases])
+"""
+
+
+def test_a_handed_function_takes_no_role_from_the_helpers_name(tmp_path: Path) -> None:
+    write_files(tmp_path, {"rag_eval.py": PY_METRIC})
+    assert _found(tmp_path, {"EL301", "EL302"}) == []

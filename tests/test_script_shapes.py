@@ -1018,3 +1018,37 @@ def test_an_options_object_hands_its_fields_to_the_helper(tmp_path: Path) -> Non
     brief.write_text(brief.read_text().replace("model: MODELS.review,",
                                                'model: "claude-haiku-4-5",'))
     assert _codes(tmp_path, {"EL301"}) == []
+
+
+# A judge call handed to a retry wrapper as an arrow function: its output comes back through the
+# wrapper; a `typeof` test of the parsed fields is a type check (validation), as isinstance is.
+RETRY_THUNK = """\
+import Anthropic from "@anthropic-ai/sdk";
+const claude = new Anthropic();
+
+async function persist<T>(job: () => Promise<T>, tries: number): Promise<T> {
+  let last: unknown;
+  for (let k = 0; k < tries; k++) {
+    try { return await job(); } catch (e) { last = e; }
+  }
+  throw last;
+}
+
+export async function rate(answer: string) {
+  const res = await persist(() => claude.messages.create({ model: "claude-haiku-4-5", max_tokens: 200,
+    system: "You are a strict grader. Score the answer from 1 to 5 and reply with JSON.",
+    messages: [{ role: "user", content: `<answer>${answer}</answer>` }] }), 3);
+  const text = res.content[0].type === "text" ? res.content[0].text : "";
+  const verdict = JSON.parse(text);
+  CHECK
+  return verdict.score;
+}
+"""
+
+
+def test_a_judge_run_by_a_retry_wrapper_and_a_typeof_check(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/rate.ts": RETRY_THUNK.replace("CHECK", "")})
+    assert _codes(tmp_path, {"EL504"}) == [("EL504", "src/rate.ts", 17)]
+    write_files(tmp_path, {"src/rate.ts": RETRY_THUNK.replace(
+        "CHECK", 'if (typeof verdict.score !== "number") throw new Error("bad verdict");')})
+    assert _codes(tmp_path, {"EL504"}) == []

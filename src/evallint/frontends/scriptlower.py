@@ -967,6 +967,9 @@ class Lowerer:
                 return self.at(ast.UnaryOp(op=ast.Not(), operand=self.expr(arg)), n)
             if sym == "-":
                 return self.at(ast.UnaryOp(op=ast.USub(), operand=self.expr(arg)), n)
+            if sym == "typeof":  # ``typeof x === "number"``: Python's ``type(x)``, a type check
+                return self.at(ast.Call(func=ast.Name(id="type", ctx=ast.Load()),
+                                        args=[self.expr(arg)], keywords=[]), n)
             return self.expr(arg)
         if t == "update_expression":
             return self.expr(n.child_by_field_name("argument"))

@@ -672,6 +672,9 @@ class Builder:
             fn.validates = True
         if any(isinstance(op, _MEMBER_OPS) for op in node.ops) and _key_check(node):
             fn.validates = True  # "score" in data: a key check
+        if any(isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id == "type"
+               for x in (node.left, *node.comparators)):
+            fn.validates = True  # type(x) is int, typeof x === "number": a type check
         compares = (*v.compares, v) if ordering else v.compares
         return Val(v.names, v.calls, None, v.strings, v.tool_names, None, compares, False,
                    chained or v.chained, v.scored, True, v.system,

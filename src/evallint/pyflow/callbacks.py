@@ -125,10 +125,13 @@ def specialize(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, s: Summary,
             if own is not None:  # handed on: ``runTestCase(case, testFunction)``
                 it.called_params.add(own)
                 found.extend(it.bindings.get(v.names[0], ()))
-        for m, name in harness.values_of(it, v, it.fn, lambdas=False):
+        # (a function handed by name, or an arrow function the lowering named; a value with
+        # calls in it is what those calls made, not a function, however the calls were fed)
+        named = harness.values_of(it, v, it.fn, lambdas=False) if not v.calls else []
+        for m, name in named:
             f = m.facts.functions.get(name) if name in m.facts.function_names else None
             if f is not None and (m.path, name) != (mod.path, fn.name) and \
-                    all(f is not g for _, g in found):
+                    all(f is not g for _, g in found) and _makes_llm_calls(it, m, f):
                 found.append((m, f))
         if found:
             bindings[fn.params[j].name] = found[:_MAX_TARGETS]
@@ -150,6 +153,16 @@ def specialize(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, s: Summary,
     it.deps |= spec.deps
     it.touched = True
     return out
+
+
+def _makes_llm_calls(it: Interp, mod: Module, fn: FunctionIR) -> bool:
+    """Does a function handed over call an LLM (itself or through helpers)? Only then does
+    running it in the helper tell anything the helper's own run does not (a progress callback
+    or a logger handed to a loop is run as any unknown function is)."""
+    if mod.path not in it.an.relevant and (mod.path, fn.name) not in it.an.summaries:
+        return False
+    it.deps.add((mod.path, fn.name))
+    return it.an.summary(mod, fn).llm
 
 
 def targets(it: Interp, c: CallIR) -> list[Bound]:

@@ -283,9 +283,12 @@ def _returned(mod: Module, fn: FunctionIR) -> list[Found]:
 
 def called_through(it: Interp, c: CallIR) -> list[tuple[Module, FunctionIR]]:
     """``fn(out)`` where the local ``fn`` holds one of several project functions (``for name,
-    fn in METRICS.items()``, ``scorer = SCORERS[kind]``): the functions it may be."""
-    if not c.func or "." in c.func or c.func not in it.fn.locals or \
-            any(p.name == c.func for p in it.fn.params):
+    fn in METRICS.items()``, ``scorer = SCORERS[kind]``), or ``WRITERS[key](topic)`` on a table
+    of functions (a local or a module's constant): the functions it may be."""
+    name = c.func[:-3] if c.func.endswith(".[]") else c.func
+    if not name or "." in name or any(p.name == name for p in it.fn.params):
         return []
-    found = values_of(it, Val(names=(c.func,)), it.fn, lambdas=False)
-    return [(mod, mod.facts.functions[name]) for mod, name in found[:8]]
+    if name == c.func and name not in it.fn.locals:
+        return []
+    found = values_of(it, Val(names=(name,)), it.fn, lambdas=False)
+    return [(mod, mod.facts.functions[n]) for mod, n in found[:8]]

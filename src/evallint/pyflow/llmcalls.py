@@ -290,9 +290,16 @@ def _run_bound(it: Interp, c: CallIR, bound: list[tuple[Module, FunctionIR]],
     as another call here)."""
     it.touched = True
     out: frozenset[L] = frozenset()
-    for k, (mod, fn) in enumerate(bound):
-        run = c if k == 0 else replace(c, id=c.id + _SHADOW * k)
-        out |= callbacks.not_returned(it, user_call(it, run, mod, fn, args, kws))
+    # (the helper's name is no evidence of the role of what it is handed: a function given to
+    # ``evaluate_retrieval(retrieve, data)`` is the thing under evaluation, not a judge)
+    own = it.own_role, it.own_evidence
+    it.own_role, it.own_evidence = Role.UNKNOWN, ()
+    try:
+        for k, (mod, fn) in enumerate(bound):
+            run = c if k == 0 else replace(c, id=c.id + _SHADOW * k)
+            out |= callbacks.not_returned(it, user_call(it, run, mod, fn, args, kws))
+    finally:
+        it.own_role, it.own_evidence = own
     return out
 
 
@@ -660,8 +667,6 @@ def user_call(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, args: list[fro
         packed, fields = None, {}
     s = it.an.summary(mod, fn)
     it.deps.add((mod.path, fn.name))
-    if s.called_params:
-        it.touched = True
     if s.computed_keys:
         it.call_keys[c.id] = s.computed_keys
     if s.forced_keys:
