@@ -1052,3 +1052,58 @@ def test_a_judge_run_by_a_retry_wrapper_and_a_typeof_check(tmp_path: Path) -> No
     write_files(tmp_path, {"src/rate.ts": RETRY_THUNK.replace(
         "CHECK", 'if (typeof verdict.score !== "number") throw new Error("bad verdict");')})
     assert _codes(tmp_path, {"EL504"}) == []
+
+
+# Two instances of one client class built with different models: the class's default is all
+# that is known of each end's model, so a match of defaults is a warning that says so.
+CLIENT_CLASS = """\
+import Anthropic from "@anthropic-ai/sdk";
+export class Claude {
+  private api: Anthropic;
+  private model: string;
+  constructor(cfg: { apiKey: string; model?: string }) {
+    this.api = new Anthropic({ apiKey: cfg.apiKey });
+    this.model = cfg.model || "claude-sonnet-4-5";
+  }
+  async send(text: string, system?: string): Promise<string> {
+    const r = await this.api.messages.create({ model: this.model, max_tokens: 500, system,
+                                               messages: [{ role: "user", content: text }] });
+    return r.content[0].type === "text" ? r.content[0].text : "";
+  }
+}
+"""
+
+CLIENT_ROLES = """\
+import { Claude } from "./client";
+export class Drafter {
+  constructor(private client: Claude) {}
+  async draft(need: string) { return this.client.send(`Write an API spec for ${need}`); }
+}
+export class Grader {
+  constructor(private client: Claude) {}
+  async grade(spec: string) {
+    const out = await this.client.send(`Score this spec from 0 to 100:\\n<spec>${spec}</spec>`,
+                                       "You are a strict reviewer.");
+    return Number(out);
+  }
+}
+"""
+
+CLIENT_MAIN = """\
+import { Claude } from "./client";
+import { Drafter, Grader } from "./roles";
+export async function run(need: string) {
+  const d = new Drafter(new Claude({ apiKey: "k", model: "claude-opus-4-1" }));
+  const g = new Grader(new Claude({ apiKey: "k", model: "claude-haiku-4-5" }));
+  return g.grade(await d.draft(need));
+}
+"""
+
+
+def test_a_class_default_model_on_both_ends_is_a_warning(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/client.ts": CLIENT_CLASS, "src/roles.ts": CLIENT_ROLES,
+                           "src/main.ts": CLIENT_MAIN})
+    found = lint_tree(tmp_path, {"EL301"}).findings
+    assert [(f.code, f.path, f.severity.value) for f in found] == \
+        [("EL301", "src/roles.ts", "warning")]
+    assert "class's default model" in found[0].message

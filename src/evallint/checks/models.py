@@ -56,7 +56,7 @@ def _el301(p: ModelPair, ctx: Context) -> Finding:
         message = f"{e.who} runs on {e.shown}, the same model as {g.who} ({g.shown})"
     if p.hint:
         message += f"; {p.hint}"
-    why = p.weak or p.names_only or p.by_place
+    why = p.weak or p.names_only or p.by_place or p.defaulted
     if why:
         message += f" ({why})"
     return ctx.finding("EL301", e.path, e.pos, message, related=p.related, evidence=p.evidence,

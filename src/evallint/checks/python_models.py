@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -217,7 +218,19 @@ def python_pairs(project: Project, ctx: Context) -> Iterator[ModelPair]:
                         if named_only(e.evidence) else ""),
             by_place=("paired by place only: no data flow, graph or harness links the "
                       "evaluator to this generator" if how in ("file", "beside")
-                      and not _built_together(e, g, how) else ""))
+                      and not _built_together(e, g, how) else ""),
+            defaulted=("both run on a class's default model: an instance may be built with "
+                       "another, and which instance each runs on is not followed"
+                       if not shared and _class_default(e) and _class_default(g) else ""))
+
+
+# ``Claude.model = the default after `cfg.model ||```: an attribute the constructor sets from
+# what it is given, this model only when nothing is
+_CLASS_DEFAULT = re.compile(r"^[\w$]+\.[\w$]+ = the default after `[^`]+\|\|`")
+
+
+def _class_default(c: LLMCall) -> bool:
+    return bool(c.model_where and _CLASS_DEFAULT.match(c.model_where))
 
 
 def _built_together(e: LLMCall, g: LLMCall, how: str) -> bool:

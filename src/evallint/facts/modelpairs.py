@@ -54,6 +54,10 @@ class ModelPair:
     # beside by import): no data flow, graph, harness or shared object. Why; the EL301 finding
     # is then a warning that says so (a file of several pipelines pairs steps of different ones).
     by_place: str = ""
+    # Set when both ends run on a class's default model (``this.model = cfg.model || "x"``):
+    # each instance may be built with another, and which instance each end runs on is not
+    # followed. Why; the EL301 finding is then a warning that says so.
+    defaulted: str = ""
 
 
 PairSource = Callable[[Project, Context], Iterable[ModelPair]]
