@@ -1107,3 +1107,31 @@ def test_a_class_default_model_on_both_ends_is_a_warning(tmp_path: Path) -> None
     assert [(f.code, f.path, f.severity.value) for f in found] == \
         [("EL301", "src/roles.ts", "warning")]
     assert "class's default model" in found[0].message
+
+
+# Steps that take the client as a parameter typed with the project's own class: its method
+# runs there (on the class's default model: a warning; on a model the class fixes: an error).
+TYPED_STEPS = """\
+import { Claude } from "./client";
+export async function draftSpec(api: Claude, need: string) {
+  return api.send(`Write an API spec for ${need}`);
+}
+export async function gradeSpec(api: Claude, spec: string) {
+  const out = await api.send(`Score this spec from 0 to 100:\\n<spec>${spec}</spec>`,
+                             "You are a strict reviewer.");
+  return Number(out);
+}
+export async function cycle(api: Claude, need: string) {
+  return gradeSpec(api, await draftSpec(api, need));
+}
+"""
+
+
+def test_a_method_on_a_parameter_typed_with_a_project_class(tmp_path: Path) -> None:
+    write_files(tmp_path, {"src/client.ts": CLIENT_CLASS, "src/steps.ts": TYPED_STEPS})
+    found = lint_tree(tmp_path, {"EL301"}).findings
+    assert [(f.path, f.line, f.severity.value) for f in found] == [("src/steps.ts", 6, "warning")]
+    write_files(tmp_path, {"src/client.ts": CLIENT_CLASS.replace(
+        'cfg.model || "claude-sonnet-4-5"', '"claude-sonnet-4-5"')})
+    found = lint_tree(tmp_path, {"EL301"}).findings
+    assert [(f.path, f.line, f.severity.value) for f in found] == [("src/steps.ts", 6, "error")]

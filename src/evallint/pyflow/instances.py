@@ -165,6 +165,14 @@ def local_method(an: Analysis, mod: Module, made_by: str, name: str) -> str | No
     return _method(an, found[0], found[1], name, 0)
 
 
+def annotated_method(an: Analysis, mod: Module, annotation: str, name: str) -> str | None:
+    """The method ``name`` of the project class a parameter's annotation names
+    (``client: Claude``), qualified by its module; None for any other type (an interface, a
+    library's class)."""
+    found = instance_class(an, annotation, mod)
+    return _method(an, found[0], found[1], name, 0) if found is not None else None
+
+
 def project_function(an: Analysis, mod: Module, made_by: str) -> tuple[Module, str] | None:
     """The project function a call of ``made_by`` (read in ``mod``) runs: one of the module,
     or one it imports."""

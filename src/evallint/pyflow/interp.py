@@ -724,6 +724,13 @@ class Interp:
                 found = instances.closure_function(self.an, self.mod, str(made[1]))
                 if found is not None:  # ``judge = makeJudge(model)`` then ``judge(text)``
                     return "fn", found
+            if made is not None and made[0] == "param" and rest and "." not in rest:
+                i = made[1]
+                p = self.fn.params[i] if isinstance(i, int) and i < len(self.fn.params) else None
+                if p is not None and p.annotation:
+                    found = instances.annotated_method(self.an, self.mod, p.annotation, rest)
+                    if found is not None:  # ``def grade(client: Claude)``, ``client.send(x)``
+                        return "fn", found
             return "method", func
         if root in self.mod.facts.imports:
             target = self.mod.facts.imports[root]
