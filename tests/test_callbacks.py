@@ -354,7 +354,8 @@ STYLES = {"terse": terse, "verbose": verbose}
 
 def mark(text):
     m = claude.messages.create(model="JUDGE", max_tokens=50, messages=[
-        {"role": "user", "content": f"Rate this answer from 1 to 10, number only:\\n<a>{text}</a>"}])
+        {"role": "user",
+         "content": f"Rate this answer from 1 to 10, number only:\\n<a>{text}</a>"}])
     return int(m.content[0].text)
 
 
@@ -367,7 +368,7 @@ def test_a_writer_picked_from_a_table_of_functions(tmp_path: Path) -> None:
     write_files(tmp_path, {"table.py": PY_TABLE.replace("JUDGE", "claude-sonnet-4-5")})
     same = [f for f in _found(tmp_path, {"EL301"}) if f.code == "EL301"]
     assert [(f.line, f.severity.value) for f in same] == [(22, "error")]
-    assert "table.py:28" in same[0].message  # the table call: its writer on the judge's model
+    assert "table.py:29" in same[0].message  # the table call: its writer on the judge's model
     write_files(tmp_path, {"table.py": PY_TABLE.replace("JUDGE", "gpt-4o")})
     assert _found(tmp_path, {"EL301"}) == []
 

@@ -1035,7 +1035,8 @@ async function persist<T>(job: () => Promise<T>, tries: number): Promise<T> {
 }
 
 export async function rate(answer: string) {
-  const res = await persist(() => claude.messages.create({ model: "claude-haiku-4-5", max_tokens: 200,
+  const res = await persist(() => claude.messages.create({ model: "claude-haiku-4-5",
+    max_tokens: 200,
     system: "You are a strict grader. Score the answer from 1 to 5 and reply with JSON.",
     messages: [{ role: "user", content: `<answer>${answer}</answer>` }] }), 3);
   const text = res.content[0].type === "text" ? res.content[0].text : "";
@@ -1048,7 +1049,7 @@ export async function rate(answer: string) {
 
 def test_a_judge_run_by_a_retry_wrapper_and_a_typeof_check(tmp_path: Path) -> None:
     write_files(tmp_path, {"src/rate.ts": RETRY_THUNK.replace("CHECK", "")})
-    assert _codes(tmp_path, {"EL504"}) == [("EL504", "src/rate.ts", 17)]
+    assert _codes(tmp_path, {"EL504"}) == [("EL504", "src/rate.ts", 18)]
     write_files(tmp_path, {"src/rate.ts": RETRY_THUNK.replace(
         "CHECK", 'if (typeof verdict.score !== "number") throw new Error("bad verdict");')})
     assert _codes(tmp_path, {"EL504"}) == []
