@@ -11,8 +11,8 @@ loop there has its roles, and what the helper returns is what those functions ma
 caller only (another caller's functions are another specialisation).
 
 The specialised run is part of the caller's run (its lookups, its state changes and the
-summaries it reads are the caller's), under a name of its own (``helper@caller:call``), so
-its calls are told apart from the helper's plain run and from other sites'.
+summaries it reads are the caller's), under a name of its own (``helper@<digits>``, made from
+the call site), so its calls are told apart from the helper's plain run and from other sites'.
 """
 
 from __future__ import annotations
@@ -146,8 +146,7 @@ def specialize(it: Interp, c: CallIR, mod: Module, fn: FunctionIR, s: Summary,
     spec = type(it)(it.an, mod, replace(fn, name=f"{fn.name}@{tag}"), it.report)
     spec.own_role, spec.own_evidence = own_role(it.an, mod, fn.name)
     spec.own_configured = it.an.configured_role(fn.name, f"{mod.name}.{fn.name}") is not None
-    spec.bindings, spec.depth, spec.site = bindings, it.depth + 1, site
-    spec.seeds = seeds
+    spec.bindings, spec.depth, spec.seeds = bindings, it.depth + 1, seeds
     spec.sites = it.sites | {site}
     out = spec.run()
     it.deps |= spec.deps

@@ -177,7 +177,6 @@ class Interp:
         # functions its parameters are bound to, how many helpers deep, the call sites
         self.bindings: dict[str, list[tuple[Module, FunctionIR]]] = {}
         self.depth = 0
-        self.site: tuple[str, str, int] | None = None
         self.sites: frozenset[tuple[str, str, int]] = frozenset()
         self.seeds: dict[str, frozenset[L]] = {}  # parameters holding the call's LLM output
         self.state_arg: str | bool | None = False  # see ``flows.state_param`` (False: not yet)

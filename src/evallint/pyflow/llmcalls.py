@@ -241,12 +241,7 @@ def dispatch(it: Interp, c: CallIR, args: list[frozenset[L]], kws: dict[str, fro
             return _run_bound(it, c, handed, args, kws)
         targets = harness.called_through(it, c)
         if targets:  # ``fn(out)`` for each ``fn`` of ``METRICS``: each one may run here
-            out: frozenset[L] = frozenset()
-            for k, (mod, fn) in enumerate(targets):
-                if mod.path in it.an.relevant or (mod.path, fn.name) in it.an.summaries:
-                    out |= user_call(it, c if k == 0 else replace(c, id=c.id + _SHADOW * k),
-                                     mod, fn, args, kws)
-            return out
+            return _run_each(it, c, targets, args, kws)
     if it.an.fw_objects and kind in ("method", "fn") and it.callable_object(c.func):
         chats = [lb for lb in frameworks.framework_chats(it, it.read(c.func))
                  if lb.origin is not None
@@ -289,17 +284,25 @@ def _run_bound(it: Interp, c: CallIR, bound: list[tuple[Module, FunctionIR]],
     """A bound parameter's call running each function the call site handed over (the k-th
     as another call here)."""
     it.touched = True
-    out: frozenset[L] = frozenset()
     # (the helper's name is no evidence of the role of what it is handed: a function given to
     # ``evaluate_retrieval(retrieve, data)`` is the thing under evaluation, not a judge)
     own = it.own_role, it.own_evidence
     it.own_role, it.own_evidence = Role.UNKNOWN, ()
     try:
-        for k, (mod, fn) in enumerate(bound):
-            run = c if k == 0 else replace(c, id=c.id + _SHADOW * k)
-            out |= callbacks.not_returned(it, user_call(it, run, mod, fn, args, kws))
+        return callbacks.not_returned(it, _run_each(it, c, bound, args, kws))
     finally:
         it.own_role, it.own_evidence = own
+
+
+def _run_each(it: Interp, c: CallIR, targets: list[tuple[Module, FunctionIR]],
+              args: list[frozenset[L]], kws: dict[str, frozenset[L]]) -> frozenset[L]:
+    """Each project function one call may run, the k-th as another call here (those of
+    modules the analysis reads)."""
+    out: frozenset[L] = frozenset()
+    for k, (mod, fn) in enumerate(targets):
+        if mod.path in it.an.relevant or (mod.path, fn.name) in it.an.summaries:
+            out |= user_call(it, c if k == 0 else replace(c, id=c.id + _SHADOW * k),
+                             mod, fn, args, kws)
     return out
 
 

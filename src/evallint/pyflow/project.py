@@ -111,24 +111,37 @@ def graph_facts(project: Project, ctx: Context) -> list[GraphLoop | GraphLink]:
 def _graph_reads(facts: list[PythonFacts], start: set[str], hops: int = 2) -> set[str]:
     """The skipped files the graph modules (and the files the analysis loaded) import, two
     imports deep: read too when the graphs are, so a router's code is known."""
-    skipped = {name: f for f in facts if not f.analyzed and f.module
-               for name in dotted_suffixes(f.module)}  # (imports may be rooted anywhere)
+    skipped = _skipped_by_name(facts)
     want = {p for p in start if p in {f.path for f in skipped.values()}}
     frontier = [f for f in facts if f.path in start]
     for _ in range(hops):
         found: list[PythonFacts] = []
         for f in frontier:
             for name in (f.imports.values() if f.analyzed else f.imported):
-                parts = name.split(".")
-                for k in range(len(parts), 0, -1):
-                    hit = skipped.get(".".join(parts[:k]))
-                    if hit is not None:
-                        if hit.path not in want:
-                            want.add(hit.path)
-                            found.append(hit)
-                        break
+                hit = _skipped_file(skipped, name)
+                if hit is not None and hit.path not in want:
+                    want.add(hit.path)
+                    found.append(hit)
         frontier = found
     return want
+
+
+def _skipped_by_name(facts: list[PythonFacts], digested: bool = False
+                     ) -> dict[str, PythonFacts]:
+    """The files the prefilter skipped, by every dotted suffix of their module name (imports
+    may be rooted anywhere); ``digested``: only those whose text digest is kept."""
+    return {name: f for f in facts if not f.analyzed and f.module and (f.digest or not digested)
+            for name in dotted_suffixes(f.module)}
+
+
+def _skipped_file(skipped: dict[str, PythonFacts], name: str) -> PythonFacts | None:
+    """The skipped file an imported dotted name leads to: its longest prefix naming one."""
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        hit = skipped.get(".".join(parts[:k]))
+        if hit is not None:
+            return hit
+    return None
 
 
 def _cached_graphs(entry: object, facts: list[PythonFacts]
@@ -359,8 +372,7 @@ def _step_runners(facts: list[PythonFacts], tables: Tables, cache: Store | None
     function runs the functions it is handed as steps (``cycle(produce, check, amend)``, see
     :mod:`evallint.pyflow.callbacks`), read: the relevant module's steps run there, whatever
     the helper's names are. By path; the others stay skipped."""
-    skipped = {name: f for f in facts if not f.analyzed and f.module and f.digest
-               for name in dotted_suffixes(f.module)}
+    skipped = _skipped_by_name(facts, digested=True)
     if not skipped:
         return {}
     want: dict[str, PythonFacts] = {}
@@ -369,12 +381,9 @@ def _step_runners(facts: list[PythonFacts], tables: Tables, cache: Store | None
         if m.path not in relevant:
             continue
         for value in m.facts.handed_to:
-            parts = value.split(".")
-            for k in range(len(parts), 0, -1):  # (the longest prefix naming a skipped file)
-                hit = skipped.get(".".join(parts[:k]))
-                if hit is not None:
-                    want.setdefault(hit.path, hit)
-                    break
+            hit = _skipped_file(skipped, value)
+            if hit is not None:
+                want.setdefault(hit.path, hit)
     out: dict[str, PythonFacts] = {}
     for path, f in sorted(want.items()):
         found = _cached_load(f, cache)

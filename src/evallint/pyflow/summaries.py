@@ -191,7 +191,6 @@ class Tables:
     def __init__(self, facts: list[PythonFacts]) -> None:
         self.modules: list[Module] = [Module(f, f.module) for f in facts if f.analyzed]
         self.by_name: dict[str, list[Module]] = {}
-        self.by_path: dict[str, Module] = {m.path: m for m in self.modules}
         # Lookups are asked again and again with the same names while the analysis runs
         # (every import of every module, every call); a table never changes once built.
         self._owners: dict[str, list[Module]] = {}  # the modules of the longest prefix
